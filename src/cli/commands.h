@@ -1,0 +1,12 @@
+// Each subcommand registers itself on the root app; its callback does the
+// work and throws Error on failure (main turns that into one line, exit 1).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace eventkv::cli {
+
+void add_inspect_command(CLI::App& app);
+void add_make_test_model_command(CLI::App& app);
+
+}  // namespace eventkv::cli

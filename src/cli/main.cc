@@ -1,0 +1,23 @@
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "util/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "eventkv: serve an agent's history from a sparse event KV cache and measure what it "
+      "remembers"};
+  app.require_subcommand(1);
+  eventkv::cli::add_inspect_command(app);
+  eventkv::cli::add_make_test_model_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "eventkv: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

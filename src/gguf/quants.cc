@@ -1,0 +1,262 @@
+#include "gguf/quants.h"
+
+#include <cstring>
+
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+#include "util/error.h"
+#include "util/half.h"
+
+namespace eventkv::gguf {
+namespace {
+
+float load_half(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, sizeof(h));
+  return fp16_to_fp32(h);
+}
+
+// Block layouts, byte offsets as in ggml-common.h.
+constexpr int kQ4_0Bytes = 18;   // d, qs[16]
+constexpr int kQ4_1Bytes = 20;   // d, m, qs[16]
+constexpr int kQ5_0Bytes = 22;   // d, qh[4], qs[16]
+constexpr int kQ5_1Bytes = 24;   // d, m, qh[4], qs[16]
+constexpr int kQ8_0Bytes = 34;   // d, qs[32]
+constexpr int kQ2_KBytes = 84;   // scales[16], qs[64], d, dmin
+constexpr int kQ3_KBytes = 110;  // hmask[32], qs[64], scales[12], d
+constexpr int kQ4_KBytes = 144;  // d, dmin, scales[12], qs[128]
+constexpr int kQ5_KBytes = 176;  // d, dmin, scales[12], qh[32], qs[128]
+constexpr int kQ6_KBytes = 210;  // ql[128], qh[64], scales[16], d
+
+void dequant_f32(const uint8_t* src, float* y, int64_t n) {
+  std::memcpy(y, src, n * sizeof(float));
+}
+
+void dequant_f16(const uint8_t* src, float* y, int64_t n) {
+  int64_t i = 0;
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8) {
+    const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
+    _mm256_storeu_ps(y + i, _mm256_cvtph_ps(halves));
+  }
+#endif
+  for (; i < n; ++i) y[i] = load_half(src + 2 * i);
+}
+
+void dequant_bf16(const uint8_t* src, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint16_t h;
+    std::memcpy(&h, src + 2 * i, sizeof(h));
+    y[i] = bf16_to_fp32(h);
+  }
+}
+
+void dequant_q4_0(const uint8_t* block, float* y) {
+  const float d = load_half(block);
+  const uint8_t* qs = block + 2;
+  for (int j = 0; j < 16; ++j) y[j] = static_cast<float>((qs[j] & 0x0F) - 8) * d;
+  for (int j = 0; j < 16; ++j) y[j + 16] = static_cast<float>((qs[j] >> 4) - 8) * d;
+}
+
+void dequant_q4_1(const uint8_t* block, float* y) {
+  const float d = load_half(block);
+  const float m = load_half(block + 2);
+  const uint8_t* qs = block + 4;
+  for (int j = 0; j < 16; ++j) y[j] = static_cast<float>(qs[j] & 0x0F) * d + m;
+  for (int j = 0; j < 16; ++j) y[j + 16] = static_cast<float>(qs[j] >> 4) * d + m;
+}
+
+// Q5_0/Q5_1: the 5th bit of element j comes from bit j of qh.
+template <bool kHasMin>
+void dequant_q5(const uint8_t* block, float* y) {
+  const float d = load_half(block);
+  const float m = kHasMin ? load_half(block + 2) : 0.0f;
+  const uint8_t* rest = block + (kHasMin ? 4 : 2);
+  uint32_t qh;
+  std::memcpy(&qh, rest, sizeof(qh));
+  const uint8_t* qs = rest + 4;
+  const int offset = kHasMin ? 0 : 16;
+  for (int j = 0; j < 16; ++j) {
+    const int hi0 = static_cast<int>(((qh >> j) << 4) & 0x10);
+    const int hi1 = static_cast<int>((qh >> (j + 12)) & 0x10);
+    const int x0 = ((qs[j] & 0x0F) | hi0) - offset;
+    const int x1 = ((qs[j] >> 4) | hi1) - offset;
+    if constexpr (kHasMin) {
+      y[j] = static_cast<float>(x0) * d + m;
+      y[j + 16] = static_cast<float>(x1) * d + m;
+    } else {
+      y[j] = static_cast<float>(x0) * d;
+      y[j + 16] = static_cast<float>(x1) * d;
+    }
+  }
+}
+
+void dequant_q8_0(const uint8_t* block, float* y) {
+  const float d = load_half(block);
+  const auto* qs = reinterpret_cast<const int8_t*>(block + 2);
+  for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(qs[j]) * d;
+}
+
+void dequant_q2_k(const uint8_t* block, float* y) {
+  const uint8_t* scales = block;
+  const uint8_t* q = block + 16;
+  const float d = load_half(block + 80);
+  const float dmin = load_half(block + 82);
+  int is = 0;
+  for (int half = 0; half < 2; ++half, q += 32) {
+    for (int shift = 0; shift < 8; shift += 2) {
+      for (int part = 0; part < 2; ++part) {
+        const uint8_t sc = scales[is++];
+        const float dl = d * static_cast<float>(sc & 0xF);
+        const float ml = dmin * static_cast<float>(sc >> 4);
+        for (int l = 0; l < 16; ++l) {
+          *y++ = dl * static_cast<float>((q[l + 16 * part] >> shift) & 3) - ml;
+        }
+      }
+    }
+  }
+}
+
+// Unpacks Q3_K's sixteen signed 6-bit scales from their 12 packed bytes.
+void unpack_q3_k_scales(const uint8_t* packed, int8_t* scales) {
+  for (int s = 0; s < 16; ++s) {
+    const int low4 = s < 8 ? packed[s] & 0xF : packed[s - 8] >> 4;
+    const int high2 = (packed[8 + s % 4] >> (2 * (s / 4))) & 3;
+    scales[s] = static_cast<int8_t>((low4 | (high2 << 4)) - 32);
+  }
+}
+
+void dequant_q3_k(const uint8_t* block, float* y) {
+  const uint8_t* hmask = block;
+  const uint8_t* q = block + 32;
+  const float d = load_half(block + 108);
+  int8_t scales[16];
+  unpack_q3_k_scales(block + 96, scales);
+  int is = 0;
+  uint8_t m = 1;
+  for (int half = 0; half < 2; ++half, q += 32) {
+    for (int shift = 0; shift < 8; shift += 2, m <<= 1) {
+      for (int part = 0; part < 2; ++part) {
+        const float dl = d * static_cast<float>(scales[is++]);
+        for (int l = 0; l < 16; ++l) {
+          const int idx = l + 16 * part;
+          const int value = ((q[idx] >> shift) & 3) - ((hmask[idx] & m) != 0 ? 0 : 4);
+          *y++ = dl * static_cast<float>(value);
+        }
+      }
+    }
+  }
+}
+
+// Q4_K/Q5_K sub-block k (0..7): a 6-bit scale and a 6-bit min from 12 bytes.
+void scale_min_k4(int k, const uint8_t* packed, uint8_t* scale, uint8_t* min) {
+  if (k < 4) {
+    *scale = packed[k] & 63;
+    *min = packed[k + 4] & 63;
+  } else {
+    *scale = (packed[k + 4] & 0xF) | ((packed[k - 4] >> 6) << 4);
+    *min = (packed[k + 4] >> 4) | ((packed[k] >> 6) << 4);
+  }
+}
+
+// Q4_K and Q5_K share their layout but for Q5_K's qh bit plane.
+template <bool kFiveBit>
+void dequant_q45_k(const uint8_t* block, float* y) {
+  const float d = load_half(block);
+  const float dmin = load_half(block + 2);
+  const uint8_t* packed = block + 4;
+  const uint8_t* qh = block + 16;
+  const uint8_t* ql = block + (kFiveBit ? 48 : 16);
+  uint8_t u1 = 1;
+  uint8_t u2 = 2;
+  for (int chunk = 0; chunk < 4; ++chunk, ql += 32, u1 <<= 2, u2 <<= 2) {
+    uint8_t sc = 0;
+    uint8_t mn = 0;
+    scale_min_k4(2 * chunk, packed, &sc, &mn);
+    const float d1 = d * static_cast<float>(sc);
+    const float m1 = dmin * static_cast<float>(mn);
+    scale_min_k4(2 * chunk + 1, packed, &sc, &mn);
+    const float d2 = d * static_cast<float>(sc);
+    const float m2 = dmin * static_cast<float>(mn);
+    for (int l = 0; l < 32; ++l) {
+      const int high = kFiveBit && (qh[l] & u1) != 0 ? 16 : 0;
+      *y++ = d1 * static_cast<float>((ql[l] & 0xF) + high) - m1;
+    }
+    for (int l = 0; l < 32; ++l) {
+      const int high = kFiveBit && (qh[l] & u2) != 0 ? 16 : 0;
+      *y++ = d2 * static_cast<float>((ql[l] >> 4) + high) - m2;
+    }
+  }
+}
+
+// Q6_K: each half of 128 elements is four runs of 32; run k takes the low
+// (k even) or high (k odd) nibbles of ql and bits 2k..2k+1 of qh.
+void dequant_q6_k(const uint8_t* block, float* y) {
+  const uint8_t* ql = block;
+  const uint8_t* qh = block + 128;
+  const auto* sc = reinterpret_cast<const int8_t*>(block + 192);
+  const float d = load_half(block + 208);
+  for (int half = 0; half < 2; ++half, y += 128, ql += 64, qh += 32, sc += 8) {
+    for (int run = 0; run < 4; ++run) {
+      const uint8_t* low = ql + (run % 2) * 32;
+      const int nibble_shift = (run / 2) * 4;
+      for (int part = 0; part < 2; ++part) {
+        const float dl = d * static_cast<float>(sc[part + 2 * run]);
+        for (int l = 16 * part; l < 16 * part + 16; ++l) {
+          const int q = (((low[l] >> nibble_shift) & 0xF) | (((qh[l] >> (2 * run)) & 3) << 4)) - 32;
+          y[32 * run + l] = dl * static_cast<float>(q);
+        }
+      }
+    }
+  }
+}
+
+template <int kBlockElems, int kBlockBytes, void (*kDequantBlock)(const uint8_t*, float*)>
+void dequant_blocks(const uint8_t* src, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / kBlockElems; ++b)
+    kDequantBlock(src + b * kBlockBytes, y + b * kBlockElems);
+}
+
+}  // namespace
+
+void dequantize_row(GgmlType type, const uint8_t* src, float* dst, int64_t n) {
+  const TypeTraits traits = type_traits(type);
+  if (n % traits.block_elems != 0) {
+    fail("dequantize_row: ", n, " elements is not a multiple of the ", traits.name, " block size ",
+         traits.block_elems);
+  }
+  switch (type) {
+    case GgmlType::kF32:
+      return dequant_f32(src, dst, n);
+    case GgmlType::kF16:
+      return dequant_f16(src, dst, n);
+    case GgmlType::kBF16:
+      return dequant_bf16(src, dst, n);
+    case GgmlType::kQ4_0:
+      return dequant_blocks<32, kQ4_0Bytes, dequant_q4_0>(src, dst, n);
+    case GgmlType::kQ4_1:
+      return dequant_blocks<32, kQ4_1Bytes, dequant_q4_1>(src, dst, n);
+    case GgmlType::kQ5_0:
+      return dequant_blocks<32, kQ5_0Bytes, dequant_q5<false>>(src, dst, n);
+    case GgmlType::kQ5_1:
+      return dequant_blocks<32, kQ5_1Bytes, dequant_q5<true>>(src, dst, n);
+    case GgmlType::kQ8_0:
+      return dequant_blocks<32, kQ8_0Bytes, dequant_q8_0>(src, dst, n);
+    case GgmlType::kQ2_K:
+      return dequant_blocks<kQK_K, kQ2_KBytes, dequant_q2_k>(src, dst, n);
+    case GgmlType::kQ3_K:
+      return dequant_blocks<kQK_K, kQ3_KBytes, dequant_q3_k>(src, dst, n);
+    case GgmlType::kQ4_K:
+      return dequant_blocks<kQK_K, kQ4_KBytes, dequant_q45_k<false>>(src, dst, n);
+    case GgmlType::kQ5_K:
+      return dequant_blocks<kQK_K, kQ5_KBytes, dequant_q45_k<true>>(src, dst, n);
+    case GgmlType::kQ6_K:
+      return dequant_blocks<kQK_K, kQ6_KBytes, dequant_q6_k>(src, dst, n);
+    default:
+      fail("dequantize_row: tensor type ", traits.name, " is not supported by eventkv");
+  }
+}
+
+}  // namespace eventkv::gguf

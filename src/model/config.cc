@@ -1,0 +1,195 @@
+#include "model/config.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/error.h"
+
+namespace eventkv::model {
+
+std::string_view arch_name(Arch arch) {
+  switch (arch) {
+    case Arch::kLlama:
+      return "llama";
+    case Arch::kQwen2:
+      return "qwen2";
+    case Arch::kQwen3:
+      return "qwen3";
+    case Arch::kGemma3:
+      return "gemma3";
+  }
+  return "?";
+}
+
+std::string_view rope_type_name(RopeType type) {
+  return type == RopeType::kNorm ? "norm" : "neox";
+}
+
+namespace {
+
+// Metadata of one architecture: every key is read under "{arch}.".
+class ArchKeys {
+ public:
+  ArchKeys(const gguf::GgufFile& file, std::string_view arch) : file_(file), prefix_(arch) {}
+
+  std::string key(std::string_view suffix) const { return prefix_ + "." + std::string(suffix); }
+
+  // An integer that may be stored per layer; per-layer arrays must be uniform.
+  std::optional<int64_t> get_int(std::string_view suffix) const {
+    const std::string full = key(suffix);
+    const gguf::MetaValue* value = file_.find(full);
+    if (value == nullptr) return std::nullopt;
+    if (const gguf::MetaArray* array = value->as_array()) return uniform_int(full, *array);
+    const auto number = file_.get_uint(full);
+    if (*number > static_cast<uint64_t>(INT64_MAX))
+      fail(file_.name(), ": ", full, " is out of range");
+    return static_cast<int64_t>(*number);
+  }
+
+  int64_t require_int(std::string_view suffix) const {
+    const auto value = get_int(suffix);
+    if (!value) fail(file_.name(), ": missing metadata key '", key(suffix), "'");
+    return *value;
+  }
+
+  std::optional<float> get_float(std::string_view suffix) const {
+    const auto value = file_.get_float(key(suffix));
+    if (!value) return std::nullopt;
+    return static_cast<float>(*value);
+  }
+
+ private:
+  int64_t uniform_int(const std::string& full, const gguf::MetaArray& array) const {
+    const std::vector<int64_t> values = array.to_ints();
+    if (values.empty()) fail(file_.name(), ": ", full, " is an empty array");
+    if (std::any_of(values.begin(), values.end(), [&](int64_t v) { return v != values[0]; })) {
+      fail(file_.name(), ": ", full, " varies per layer, which eventkv does not support");
+    }
+    return values[0];
+  }
+
+  const gguf::GgufFile& file_;
+  std::string prefix_;
+};
+
+Arch parse_arch(const gguf::GgufFile& file) {
+  const auto name = file.get_string("general.architecture");
+  if (!name) fail(file.name(), ": missing metadata key 'general.architecture'");
+  if (*name == "llama") return Arch::kLlama;
+  if (*name == "qwen2") return Arch::kQwen2;
+  if (*name == "qwen3") return Arch::kQwen3;
+  if (*name == "gemma3") return Arch::kGemma3;
+  fail(file.name(), ": unsupported architecture '", *name,
+       "' (eventkv supports llama, qwen2, qwen3, gemma3)");
+}
+
+void read_common(const gguf::GgufFile& file, const ArchKeys& keys, ModelConfig& config) {
+  config.name = file.get_string("general.name").value_or("");
+  config.n_ctx_train = keys.require_int("context_length");
+  config.n_embd = keys.require_int("embedding_length");
+  config.n_layer = keys.require_int("block_count");
+  config.n_ff = keys.require_int("feed_forward_length");
+  config.n_head = keys.require_int("attention.head_count");
+  config.n_head_kv = keys.get_int("attention.head_count_kv").value_or(config.n_head);
+  if (config.n_head <= 0 || config.n_embd <= 0 || config.n_layer <= 0) {
+    fail(file.name(), ": embedding_length, block_count and head_count must be positive");
+  }
+  config.head_dim = keys.get_int("attention.key_length").value_or(config.n_embd / config.n_head);
+  config.head_dim_v = keys.get_int("attention.value_length").value_or(config.head_dim);
+  config.n_rot = keys.get_int("rope.dimension_count").value_or(config.head_dim);
+  config.rms_eps = keys.get_float("attention.layer_norm_rms_epsilon").value_or(0.0f);
+  config.rope_freq_base = keys.get_float("rope.freq_base").value_or(10000.0f);
+  float factor = keys.get_float("rope.scaling.factor").value_or(0.0f);
+  if (factor == 0.0f) factor = keys.get_float("rope.scale_linear").value_or(1.0f);
+  const std::string scaling = file.get_string(keys.key("rope.scaling.type")).value_or("linear");
+  if (scaling != "none" && scaling != "linear") {
+    fail(file.name(), ": rope scaling type '", scaling, "' is not supported (none, linear)");
+  }
+  config.rope_freq_scale = scaling == "none" ? 1.0f : 1.0f / factor;
+  config.attention_scale = 1.0f / std::sqrt(static_cast<float>(config.head_dim));
+  config.layer_is_local.assign(static_cast<size_t>(config.n_layer), false);
+}
+
+void read_gemma3(const ArchKeys& keys, ModelConfig& config) {
+  config.qk_norm = true;
+  config.post_norms = true;
+  config.scale_embeddings = true;
+  config.ffn_activation = FfnActivation::kGeluTanh;
+  config.final_logit_softcap = keys.get_float("final_logit_softcapping").value_or(0.0f);
+  config.sliding_window = keys.get_int("attention.sliding_window").value_or(0);
+  config.rope_freq_base_local = keys.get_float("rope.freq_base_swa").value_or(10000.0f);
+  // Every `pattern`-th layer is global, the rest local (llama.cpp's default 6).
+  const int64_t pattern = keys.get_int("attention.sliding_window_pattern").value_or(6);
+  for (int64_t il = 0; il < config.n_layer; ++il) {
+    config.layer_is_local[il] = pattern > 0 && il % pattern < pattern - 1;
+  }
+  // llama.cpp: query_pre_attn_scalar is head_dim for every Gemma 3 size but
+  // the 62-layer 27B, where it is n_embd / n_head. GGUF does not store it.
+  if (config.n_layer == 62) {
+    const int64_t query_pre_attn_scalar = config.n_embd / config.n_head;
+    config.attention_scale = 1.0f / std::sqrt(static_cast<float>(query_pre_attn_scalar));
+  }
+}
+
+void validate(const gguf::GgufFile& file, ModelConfig& config) {
+  const gguf::TensorInfo& embd = file.tensor("token_embd.weight");
+  if (embd.ne[0] != config.n_embd) {
+    fail(file.name(), ": token_embd.weight has ne[0]=", embd.ne[0], " but embedding_length is ",
+         config.n_embd);
+  }
+  config.n_vocab = embd.ne[1];
+  config.tied_output = file.find_tensor("output.weight") == nullptr;
+  if (config.n_head_kv <= 0 || config.n_head % config.n_head_kv != 0) {
+    fail(file.name(), ": head_count ", config.n_head, " is not a multiple of head_count_kv ",
+         config.n_head_kv);
+  }
+  if (config.head_dim <= 0 || config.head_dim_v <= 0 || config.n_ff <= 0) {
+    fail(file.name(), ": key_length, value_length and feed_forward_length must be positive");
+  }
+  if (config.n_rot <= 0 || config.n_rot > config.head_dim || config.n_rot % 2 != 0) {
+    fail(file.name(), ": rope.dimension_count ", config.n_rot,
+         " must be even and at most the head size ", config.head_dim);
+  }
+  if (config.arch == Arch::kLlama && config.n_rot != config.head_dim) {
+    fail(file.name(), ": llama models must rotate the whole head (rope.dimension_count ",
+         config.n_rot, " vs head size ", config.head_dim, ")");
+  }
+  if (!(config.rms_eps > 0.0f) || !std::isfinite(config.rope_freq_base) ||
+      config.rope_freq_base <= 0.0f || !std::isfinite(config.rope_freq_scale) ||
+      config.rope_freq_scale <= 0.0f) {
+    fail(file.name(), ": rms epsilon, rope.freq_base and rope scaling must be positive and finite");
+  }
+  if (config.sliding_window < 0 || config.n_ctx_train <= 0) {
+    fail(file.name(), ": context_length and sliding_window must be positive");
+  }
+}
+
+}  // namespace
+
+ModelConfig config_from_gguf(const gguf::GgufFile& file) {
+  ModelConfig config;
+  config.arch = parse_arch(file);
+  const ArchKeys keys(file, arch_name(config.arch));
+  read_common(file, keys, config);
+  switch (config.arch) {
+    case Arch::kLlama:
+      config.rope_type = RopeType::kNorm;
+      break;
+    case Arch::kQwen2:
+      config.rope_type = RopeType::kNeox;
+      config.qkv_bias = true;
+      break;
+    case Arch::kQwen3:
+      config.rope_type = RopeType::kNeox;
+      config.qk_norm = true;
+      break;
+    case Arch::kGemma3:
+      config.rope_type = RopeType::kNeox;
+      read_gemma3(keys, config);
+      break;
+  }
+  validate(file, config);
+  return config;
+}
+
+}  // namespace eventkv::model

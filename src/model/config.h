@@ -1,0 +1,72 @@
+// Hyperparameters of a model, read from GGUF metadata and checked once, so
+// the forward pass can trust them. No per-model constants live in code: all
+// come from the file (with llama.cpp's documented defaults where absent).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gguf/reader.h"
+
+namespace eventkv::model {
+
+enum class Arch { kLlama, kQwen2, kQwen3, kGemma3 };
+
+// Which dimensions RoPE rotates together: adjacent pairs (x[2i], x[2i+1]) for
+// llama-converted files, half-split pairs (x[i], x[i + n_rot/2]) otherwise.
+enum class RopeType { kNorm, kNeox };
+
+enum class FfnActivation { kSilu, kGeluTanh };
+
+std::string_view arch_name(Arch arch);
+std::string_view rope_type_name(RopeType type);
+
+struct ModelConfig {
+  Arch arch = Arch::kLlama;
+  std::string name;  // general.name, for display
+
+  int64_t n_vocab = 0;
+  int64_t n_ctx_train = 0;
+  int64_t n_embd = 0;
+  int64_t n_layer = 0;
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;    // key (and query) length per head
+  int64_t head_dim_v = 0;  // value length per head
+  int64_t n_ff = 0;
+  float rms_eps = 0.0f;
+
+  RopeType rope_type = RopeType::kNorm;
+  int64_t n_rot = 0;
+  float rope_freq_base = 10000.0f;
+  float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor (linear scaling)
+
+  bool qkv_bias = false;          // qwen2: biases on q, k, v projections
+  bool qk_norm = false;           // qwen3, gemma3: per-head RMSNorm of q and k before RoPE
+  bool post_norms = false;        // gemma3: RMSNorm after attention and after the FFN
+  bool scale_embeddings = false;  // gemma3: token embeddings times sqrt(n_embd)
+  FfnActivation ffn_activation = FfnActivation::kSilu;
+  float attention_scale = 0.0f;      // multiplies q·k before softmax
+  float final_logit_softcap = 0.0f;  // 0: none
+
+  // Sliding-window attention (gemma3): per layer, whether it is local; local
+  // layers see keys with p_q - p_k < sliding_window and use their own RoPE.
+  int64_t sliding_window = 0;  // 0: no sliding window anywhere
+  std::vector<bool> layer_is_local;
+  float rope_freq_base_local = 10000.0f;
+
+  bool tied_output = false;  // no output.weight: logits use token_embd
+
+  int64_t q_dim() const { return n_head * head_dim; }
+  int64_t kv_dim() const { return n_head_kv * head_dim; }
+  int64_t v_dim() const { return n_head_kv * head_dim_v; }
+  bool is_local_layer(int64_t il) const { return sliding_window > 0 && layer_is_local[il]; }
+};
+
+// Reads and validates the hyperparameters; throws Error naming the file and
+// the key for an unsupported architecture or an inconsistent value.
+ModelConfig config_from_gguf(const gguf::GgufFile& file);
+
+}  // namespace eventkv::model

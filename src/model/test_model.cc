@@ -1,0 +1,138 @@
+#include "model/test_model.h"
+
+#include <string>
+#include <vector>
+
+#include "gguf/random_tensor.h"
+#include "tokenizer/byte_unicode.h"
+#include "util/rng.h"
+
+namespace eventkv::model {
+namespace {
+
+constexpr float kWeightScale = 0.05f;
+constexpr float kNormScale = 0.1f;
+
+void add_byte_level_vocab(gguf::GgufWriter& writer) {
+  std::vector<std::string> tokens;
+  std::vector<int32_t> types;
+  for (int byte = 0; byte < 256; ++byte) {
+    std::string piece;
+    tokenizer::append_utf8(piece, tokenizer::byte_to_codepoint(static_cast<uint8_t>(byte)));
+    tokens.push_back(piece);
+    types.push_back(1);  // normal
+  }
+  for (const char* special : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) {
+    tokens.emplace_back(special);
+    types.push_back(3);  // control
+  }
+  writer.set_string("tokenizer.ggml.model", "gpt2");
+  writer.set_string("tokenizer.ggml.pre", "default");
+  writer.set_strings("tokenizer.ggml.tokens", tokens);
+  writer.set_int32s("tokenizer.ggml.token_type", types);
+  writer.set_strings("tokenizer.ggml.merges", {});
+  writer.set_uint32("tokenizer.ggml.bos_token_id", 257);
+  writer.set_uint32("tokenizer.ggml.eos_token_id", 258);
+  writer.set_bool("tokenizer.ggml.add_bos_token", false);
+}
+
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(const TestModelSpec& spec) : spec_(spec), rng_(spec.seed) {}
+
+  void matrix(const std::string& name, int64_t n_in, int64_t n_out) {
+    writer_.add_tensor(
+        name, spec_.weight_type, {n_in, n_out},
+        gguf::random_tensor_bytes(spec_.weight_type, n_in, n_out, rng_, kWeightScale));
+  }
+
+  void vector(const std::string& name, int64_t n, float mean, float scale) {
+    writer_.add_tensor(name, gguf::GgmlType::kF32, {n},
+                       gguf::random_tensor_bytes(gguf::GgmlType::kF32, n, 1, rng_, scale, mean));
+  }
+
+  gguf::GgufWriter build() {
+    write_metadata();
+    const int64_t n_vocab = 259;
+    matrix("token_embd.weight", spec_.n_embd, n_vocab);
+    vector("output_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+    if (spec_.arch == Arch::kQwen2) matrix("output.weight", spec_.n_embd, n_vocab);
+    for (int64_t il = 0; il < spec_.n_layer; ++il) write_layer("blk." + std::to_string(il) + ".");
+    return std::move(writer_);
+  }
+
+ private:
+  void write_metadata() {
+    const std::string arch(arch_name(spec_.arch));
+    writer_.set_string("general.architecture", arch);
+    writer_.set_string("general.name", "eventkv test " + arch);
+    writer_.set_uint32(arch + ".context_length", static_cast<uint32_t>(spec_.n_ctx));
+    writer_.set_uint32(arch + ".embedding_length", static_cast<uint32_t>(spec_.n_embd));
+    writer_.set_uint32(arch + ".block_count", static_cast<uint32_t>(spec_.n_layer));
+    writer_.set_uint32(arch + ".feed_forward_length", static_cast<uint32_t>(spec_.n_ff));
+    writer_.set_uint32(arch + ".attention.head_count", static_cast<uint32_t>(spec_.n_head));
+    writer_.set_uint32(arch + ".attention.head_count_kv", static_cast<uint32_t>(spec_.n_head_kv));
+    writer_.set_uint32(arch + ".attention.key_length", static_cast<uint32_t>(spec_.head_dim));
+    writer_.set_uint32(arch + ".attention.value_length", static_cast<uint32_t>(spec_.head_dim));
+    writer_.set_uint32(arch + ".rope.dimension_count", static_cast<uint32_t>(spec_.head_dim));
+    writer_.set_float32(arch + ".attention.layer_norm_rms_epsilon", 1e-6f);
+    writer_.set_float32(arch + ".rope.freq_base", spec_.arch == Arch::kGemma3 ? 1e6f : 1e4f);
+    if (spec_.arch == Arch::kGemma3) {
+      writer_.set_uint32(arch + ".attention.sliding_window",
+                         static_cast<uint32_t>(spec_.sliding_window));
+      writer_.set_uint32(arch + ".attention.sliding_window_pattern", 2);
+    }
+    writer_.set_uint32("general.file_type", 0);
+    add_byte_level_vocab(writer_);
+  }
+
+  void write_layer(const std::string& prefix) {
+    const int64_t q_dim = spec_.n_head * spec_.head_dim;
+    const int64_t kv_dim = spec_.n_head_kv * spec_.head_dim;
+    vector(prefix + "attn_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+    matrix(prefix + "attn_q.weight", spec_.n_embd, q_dim);
+    matrix(prefix + "attn_k.weight", spec_.n_embd, kv_dim);
+    matrix(prefix + "attn_v.weight", spec_.n_embd, kv_dim);
+    matrix(prefix + "attn_output.weight", q_dim, spec_.n_embd);
+    if (spec_.arch == Arch::kQwen2) {
+      vector(prefix + "attn_q.bias", q_dim, 0.0f, kWeightScale);
+      vector(prefix + "attn_k.bias", kv_dim, 0.0f, kWeightScale);
+      vector(prefix + "attn_v.bias", kv_dim, 0.0f, kWeightScale);
+    }
+    if (spec_.arch == Arch::kQwen3 || spec_.arch == Arch::kGemma3) {
+      vector(prefix + "attn_q_norm.weight", spec_.head_dim, 1.0f, kNormScale);
+      vector(prefix + "attn_k_norm.weight", spec_.head_dim, 1.0f, kNormScale);
+    }
+    if (spec_.arch == Arch::kGemma3) {
+      vector(prefix + "post_attention_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+      vector(prefix + "post_ffw_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+    }
+    vector(prefix + "ffn_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+    matrix(prefix + "ffn_gate.weight", spec_.n_embd, spec_.n_ff);
+    matrix(prefix + "ffn_up.weight", spec_.n_embd, spec_.n_ff);
+    matrix(prefix + "ffn_down.weight", spec_.n_ff, spec_.n_embd);
+  }
+
+  TestModelSpec spec_;
+  Rng rng_;
+  gguf::GgufWriter writer_;
+};
+
+}  // namespace
+
+gguf::GgufWriter build_test_model(const TestModelSpec& spec) {
+  return ModelBuilder(spec).build();
+}
+
+gguf::GgufWriter build_type_zoo(uint64_t seed) {
+  Rng rng(seed);
+  gguf::GgufWriter writer;
+  writer.set_string("general.architecture", "type-zoo");
+  for (const gguf::GgmlType type : gguf::kDequantizableTypes) {
+    writer.add_tensor(std::string(gguf::type_name(type)), type, {256, 4},
+                      gguf::random_tensor_bytes(type, 256, 4, rng, 1.0f));
+  }
+  return writer;
+}
+
+}  // namespace eventkv::model

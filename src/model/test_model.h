@@ -1,0 +1,34 @@
+// Tiny random-weight GGUF models of every supported architecture, so tests
+// need no download. Same spec and seed give the same bytes everywhere.
+#pragma once
+
+#include <cstdint>
+
+#include "gguf/types.h"
+#include "gguf/writer.h"
+#include "model/config.h"
+
+namespace eventkv::model {
+
+struct TestModelSpec {
+  Arch arch = Arch::kLlama;
+  gguf::GgmlType weight_type = gguf::GgmlType::kF32;  // of every matrix
+  uint64_t seed = 1;
+  int64_t n_embd = 256;  // a multiple of 256, so every type (K-quants too) fits
+  int64_t n_layer = 2;
+  int64_t n_head = 4;
+  int64_t n_head_kv = 2;
+  int64_t head_dim = 64;
+  int64_t n_ff = 512;
+  int64_t n_ctx = 512;
+  int64_t sliding_window = 8;  // gemma3; layers alternate local, global
+};
+
+// The model as a writer, ready to write or to serialize in memory. Its
+// vocabulary is byte-level BPE (256 byte tokens, ChatML specials, no merges).
+gguf::GgufWriter build_test_model(const TestModelSpec& spec);
+
+// One [256, 4] tensor of each dequantizable type, named after the type.
+gguf::GgufWriter build_type_zoo(uint64_t seed);
+
+}  // namespace eventkv::model

@@ -1,0 +1,86 @@
+// Shared helpers for the unit tests: where fixtures and real models live.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace eventkv::testing {
+
+inline std::filesystem::path source_dir() {
+  return EVENTKV_SOURCE_DIR;
+}
+
+inline std::filesystem::path fixture_path(const std::string& name) {
+  return source_dir() / "tests" / "fixtures" / name;
+}
+
+inline nlohmann::json load_fixture(const std::string& name) {
+  std::ifstream in(fixture_path(name));
+  if (!in) throw std::runtime_error("missing fixture " + fixture_path(name).string());
+  return nlohmann::json::parse(in);
+}
+
+// models/ of the checkout, or $EVENTKV_MODELS when set.
+inline std::filesystem::path models_dir() {
+  if (const char* dir = std::getenv("EVENTKV_MODELS")) return dir;
+  return source_dir() / "models";
+}
+
+// Path of a real model file, or "" when it has not been downloaded.
+inline std::string real_model_path(const std::string& file_name) {
+  const auto path = models_dir() / file_name;
+  return std::filesystem::exists(path) ? path.string() : std::string();
+}
+
+// Decodes standard base64 (with '=' padding) into bytes.
+inline std::vector<uint8_t> base64_decode(const std::string& text) {
+  const auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+  };
+  std::vector<uint8_t> out;
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (const char c : text) {
+    const int v = value(c);
+    if (v < 0) continue;
+    buffer = (buffer << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<uint8_t>(buffer >> bits));
+    }
+  }
+  return out;
+}
+
+// Little-endian float32 values from base64 text.
+inline std::vector<float> base64_floats(const std::string& text) {
+  const std::vector<uint8_t> bytes = base64_decode(text);
+  std::vector<float> values(bytes.size() / sizeof(float));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+  return values;
+}
+
+// Distance in units in the last place between two finite floats.
+inline uint32_t ulp_distance(float a, float b) {
+  const auto ordered = [](float f) {
+    const auto bits = std::bit_cast<int32_t>(f);
+    return bits < 0 ? static_cast<int64_t>(INT32_MIN) - bits : static_cast<int64_t>(bits);
+  };
+  const int64_t diff = ordered(a) - ordered(b);
+  return static_cast<uint32_t>(diff < 0 ? -diff : diff);
+}
+
+}  // namespace eventkv::testing
