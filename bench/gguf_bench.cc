@@ -64,4 +64,3 @@ const bool kRegistered = (register_benchmarks(), true);
 
 }  // namespace
 
-BENCHMARK_MAIN();

@@ -14,6 +14,8 @@ struct MakeTestModelOptions {
   std::string arch = "llama";
   std::string type = "f32";
   uint64_t seed = 1;
+  int64_t layers = 2;
+  std::string name;
   bool type_zoo = false;
   std::string out;
 };
@@ -35,6 +37,8 @@ void add_make_test_model_command(CLI::App& app) {
   cmd->add_option("--arch", options->arch, "llama, qwen2, qwen3 or gemma3");
   cmd->add_option("--type", options->type, "ggml type of every weight matrix (f32, q4_k, ...)");
   cmd->add_option("--seed", options->seed, "random seed");
+  cmd->add_option("--layers", options->layers, "number of layers")->check(CLI::Range(1, 64));
+  cmd->add_option("--name", options->name, "general.name (e.g. to label a llama-arch file as Mistral)");
   cmd->add_flag("--type-zoo", options->type_zoo,
                 "write one small tensor of every supported type instead");
   cmd->add_option("-o,--output", options->out, "output file")->required();
@@ -48,6 +52,8 @@ void add_make_test_model_command(CLI::App& app) {
       if (!type) fail("--type: unknown ggml type '", options->type, "'");
       spec.weight_type = *type;
       spec.seed = options->seed;
+      spec.n_layer = options->layers;
+      spec.name = options->name;
       model::build_test_model(spec).write(options->out);
     }
     std::cout << "wrote " << options->out << "\n";

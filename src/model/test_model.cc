@@ -65,7 +65,7 @@ class ModelBuilder {
   void write_metadata() {
     const std::string arch(arch_name(spec_.arch));
     writer_.set_string("general.architecture", arch);
-    writer_.set_string("general.name", "eventkv test " + arch);
+    writer_.set_string("general.name", spec_.name.empty() ? "eventkv test " + arch : spec_.name);
     writer_.set_uint32(arch + ".context_length", static_cast<uint32_t>(spec_.n_ctx));
     writer_.set_uint32(arch + ".embedding_length", static_cast<uint32_t>(spec_.n_embd));
     writer_.set_uint32(arch + ".block_count", static_cast<uint32_t>(spec_.n_layer));
@@ -80,7 +80,9 @@ class ModelBuilder {
     if (spec_.arch == Arch::kGemma3) {
       writer_.set_uint32(arch + ".attention.sliding_window",
                          static_cast<uint32_t>(spec_.sliding_window));
-      writer_.set_uint32(arch + ".attention.sliding_window_pattern", 2);
+      if (spec_.swa_pattern > 0) {
+        writer_.set_uint32(arch + ".attention.sliding_window_pattern", static_cast<uint32_t>(spec_.swa_pattern));
+      }
     }
     writer_.set_uint32("general.file_type", 0);
     add_byte_level_vocab(writer_);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "gguf/types.h"
 #include "gguf/writer.h"
@@ -21,7 +22,9 @@ struct TestModelSpec {
   int64_t head_dim = 64;
   int64_t n_ff = 512;
   int64_t n_ctx = 512;
-  int64_t sliding_window = 8;  // gemma3; layers alternate local, global
+  int64_t sliding_window = 8;  // gemma3
+  std::string name;             // general.name; empty: "eventkv test <arch>"
+  int64_t swa_pattern = 0;     // gemma3: every swa_pattern-th layer is global; 0 leaves the key out (6)
 };
 
 // The model as a writer, ready to write or to serialize in memory. Its

@@ -34,6 +34,7 @@ TEST(Config, TestModelsOfEveryArchitecture) {
   for (const Arch arch : {Arch::kLlama, Arch::kQwen2, Arch::kQwen3, Arch::kGemma3}) {
     TestModelSpec spec;
     spec.arch = arch;
+    spec.swa_pattern = 2;
     const ModelConfig c = config_of(build_test_model(spec));
     SCOPED_TRACE(std::string(arch_name(arch)));
     EXPECT_EQ(c.arch, arch);

@@ -1,0 +1,80 @@
+// Prefill (512 tokens) and decode (128 tokens) throughput on the real models
+// with 1 and 2 threads: the same measurements as llama-bench's pp512/tg128.
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kv/context.h"
+#include "model/model.h"
+
+namespace {
+
+constexpr int64_t kPrefillTokens = 512;
+constexpr int64_t kDecodeTokens = 128;
+
+std::shared_ptr<const eventkv::model::Model> load_model(const std::string& file_name) {
+  const auto path = std::filesystem::path(EVENTKV_SOURCE_DIR) / "models" / file_name;
+  if (!std::filesystem::exists(path)) return nullptr;
+  static std::string loaded_name;
+  static std::shared_ptr<const eventkv::model::Model> loaded;
+  if (loaded_name != file_name) {
+    loaded = eventkv::model::Model::load(path.string());
+    loaded_name = file_name;
+  }
+  return loaded;
+}
+
+std::vector<int32_t> some_tokens(int64_t n, int64_t n_vocab) {
+  std::vector<int32_t> tokens(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) tokens[i] = static_cast<int32_t>((i * 7919 + 13) % n_vocab);
+  return tokens;
+}
+
+void BM_Prefill(benchmark::State& state, const std::string& file_name) {
+  const auto model = load_model(file_name);
+  if (!model) return state.SkipWithError("model not downloaded");
+  const auto tokens = some_tokens(kPrefillTokens, model->config().n_vocab);
+  const eventkv::kv::ContextParams params{.n_ctx = kPrefillTokens, .n_threads = static_cast<int>(state.range(0))};
+  for (auto _ : state) {
+    eventkv::kv::Context context(model, params);
+    benchmark::DoNotOptimize(context.eval(tokens));
+  }
+  state.counters["tokens_per_s"] =
+      benchmark::Counter(static_cast<double>(kPrefillTokens), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Decode(benchmark::State& state, const std::string& file_name) {
+  const auto model = load_model(file_name);
+  if (!model) return state.SkipWithError("model not downloaded");
+  const auto tokens = some_tokens(kDecodeTokens, model->config().n_vocab);
+  const eventkv::kv::ContextParams params{.n_ctx = kDecodeTokens, .n_threads = static_cast<int>(state.range(0))};
+  for (auto _ : state) {
+    eventkv::kv::Context context(model, params);
+    for (const int32_t token : tokens) benchmark::DoNotOptimize(context.eval({&token, 1}));
+  }
+  state.counters["tokens_per_s"] =
+      benchmark::Counter(static_cast<double>(kDecodeTokens), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void register_benchmarks() {
+  for (const char* file : {"smollm2-135m-instruct-q4_1.gguf", "gemma-3-270m-q4_k_m.gguf",
+                           "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"}) {
+    using Bench = void (*)(benchmark::State&, const std::string&);
+    for (const auto& [name, fn] : {std::pair<const char*, Bench>{"prefill512/", BM_Prefill},
+                                   std::pair<const char*, Bench>{"decode128/", BM_Decode}}) {
+      benchmark::RegisterBenchmark((std::string(name) + file).c_str(), fn, std::string(file))
+          ->Arg(1)
+          ->Arg(2)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->MinTime(2.0);
+    }
+  }
+}
+
+const bool kRegistered = (register_benchmarks(), true);
+
+}  // namespace

@@ -1,0 +1,39 @@
+// The forward pass of every supported architecture, one parameterized
+// implementation driven by ModelConfig. It reads and writes KV rows by cell
+// and attends through explicit visibility lists, so callers (kv/) decide
+// causality, eviction and masked edges.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compute/kv_storage.h"
+#include "compute/thread_pool.h"
+#include "model/model.h"
+
+namespace eventkv::compute {
+
+struct ForwardBatch {
+  std::vector<int32_t> tokens;     // [n]
+  std::vector<int32_t> positions;  // [n] RoPE positions
+  std::vector<int32_t> cells;      // [n] cells that receive each token's K and V rows
+  // Cells the batch may read (its own included) with their positions, and
+  // for each token the indices into kv_cells it attends to. Local (sliding
+  // window) layers further drop keys with position_q - position_k >= window.
+  std::vector<int32_t> kv_cells;
+  std::vector<int32_t> kv_positions;
+  std::vector<std::vector<int32_t>> visible;  // [n]
+  std::vector<int32_t> logit_rows;            // batch indices whose logits are computed
+};
+
+// Runs the batch: writes its K/V rows into `kv` and returns the logits of
+// logit_rows, [logit_rows.size(), n_vocab]. Throws Error for an invalid
+// token id or an inconsistent batch. Cost: O(n * params + n * visible * dims).
+std::vector<float> forward(const model::Model& model, KvStorage& kv, const ForwardBatch& batch, ThreadPool& pool);
+
+// The visibility lists of plain causal order: token t sees every kv entry
+// whose position is <= its own.
+std::vector<std::vector<int32_t>> causal_visibility(const std::vector<int32_t>& positions,
+                                                    const std::vector<int32_t>& kv_positions);
+
+}  // namespace eventkv::compute

@@ -1,0 +1,74 @@
+// Per-layer key and value rows of a KV cache, one row per cell; K is stored
+// after RoPE, in f32 or f16. Memory comes in pages of kPageCells cells that
+// are allocated when a cell is first written and freed when every cell of
+// the page is released, so evicting rows really returns memory. Cells carry
+// no meaning here: callers decide which cell holds which token.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace eventkv::compute {
+
+enum class KvType { kF32, kF16 };
+
+class KvStorage {
+ public:
+  static constexpr int64_t kPageCells = 64;
+
+  // Room for `capacity` cells; no memory is taken until cells are written.
+  KvStorage(int64_t n_layer, int64_t capacity, int64_t k_dim, int64_t v_dim, KvType type);
+
+  int64_t n_layer() const { return n_layer_; }
+  int64_t capacity() const { return capacity_; }
+  int64_t k_dim() const { return k_dim_; }
+  int64_t v_dim() const { return v_dim_; }
+  KvType type() const { return type_; }
+  size_t bytes_per_cell() const;  // K and V rows of every layer
+  size_t bytes_held() const;      // memory of the allocated pages
+  bool is_live(int64_t cell) const { return live_[static_cast<size_t>(cell)]; }
+
+  // Makes a cell live (allocating its page if needed). Not thread-safe: call
+  // for every cell of a batch before writing rows from several threads.
+  void activate(int64_t cell);
+
+  // Writes one layer's row of a live cell; safe in parallel for distinct cells.
+  void write_k(int64_t layer, int64_t cell, const float* row);
+  void write_v(int64_t layer, int64_t cell, const float* row);
+  // Reads the rows of `cells` into out ([cells.size(), dim], f32).
+  void gather_k(int64_t layer, const std::vector<int32_t>& cells, float* out) const;
+  void gather_v(int64_t layer, const std::vector<int32_t>& cells, float* out) const;
+
+  // Marks a cell free; its page is freed once none of its cells is live.
+  void release(int64_t cell);
+
+  // Copies layers [layer_begin, layer_end) of K and V of `from_cell` in
+  // `source` to `to_cell` here (which must be live); shapes must match.
+  void copy_cell(const KvStorage& source, int64_t from_cell, int64_t to_cell, int64_t layer_begin,
+                 int64_t layer_end);
+
+  // Raw bytes of one layer's K or V row of a live cell (snapshots, comparisons).
+  const uint8_t* k_bytes(int64_t layer, int64_t cell) const;
+  const uint8_t* v_bytes(int64_t layer, int64_t cell) const;
+  uint8_t* k_bytes_mut(int64_t layer, int64_t cell);
+  uint8_t* v_bytes_mut(int64_t layer, int64_t cell);
+  size_t k_row_bytes() const { return static_cast<size_t>(k_dim_) * element_bytes(); }
+  size_t v_row_bytes() const { return static_cast<size_t>(v_dim_) * element_bytes(); }
+
+ private:
+  size_t element_bytes() const { return type_ == KvType::kF32 ? 4 : 2; }
+  size_t page_bytes() const { return bytes_per_cell() * kPageCells; }
+  uint8_t* cell_row(int64_t layer, int64_t cell, bool is_k) const;
+  void write_row(uint8_t* dst, const float* src, int64_t dim) const;
+  void read_row(const uint8_t* src, float* dst, int64_t dim) const;
+
+  int64_t n_layer_, capacity_, k_dim_, v_dim_;
+  KvType type_;
+  // Page layout: K rows [n_layer][kPageCells][k_dim], then V rows likewise.
+  std::vector<std::unique_ptr<uint8_t[]>> pages_;
+  std::vector<int32_t> live_per_page_;
+  std::vector<uint8_t> live_;
+};
+
+}  // namespace eventkv::compute

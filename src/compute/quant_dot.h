@@ -1,0 +1,22 @@
+// Dot products of one quantized weight row with an f32 vector, without
+// materializing the dequantized row: each block's integer quants are
+// converted and multiplied in registers and scaled once per (sub-)block.
+// This is the decode path (one token: every weight is used once).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gguf/types.h"
+
+namespace eventkv::compute {
+
+// Sums of x over consecutive 32-element blocks ([n / 32]); quantized types
+// with an offset or a min use them to apply it once per block.
+std::vector<float> block_sums32(const float* x, int64_t n);
+
+// sum_i W[row, i] * x[i] for a row of `n` elements of `type`; xsum32 from
+// block_sums32(x, n).
+float dot_row(gguf::GgmlType type, const uint8_t* row, const float* x, const float* xsum32, int64_t n);
+
+}  // namespace eventkv::compute

@@ -1,0 +1,79 @@
+// 16-lane float vectors through GCC/Clang vector extensions: one kernel
+// source that compiles to AVX-512, 2 x AVX2 or SSE as the target allows.
+// Files that include this are built with FP contraction on (CMakeLists), so
+// a * b + c becomes one FMA.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace eventkv::compute {
+
+inline constexpr int kLanes = 16;
+
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef uint8_t v16u8 __attribute__((vector_size(16)));
+typedef int8_t v16i8 __attribute__((vector_size(16)));
+
+inline v16f load16(const float* p) {
+  v16f v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+inline void store16(float* p, v16f v) { std::memcpy(p, &v, sizeof(v)); }
+
+inline v16f splat16(float x) { return v16f{} + x; }
+
+inline v16u8 load16_u8(const uint8_t* p) {
+  v16u8 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+inline v16f u8_to_f32(v16u8 v) { return __builtin_convertvector(v, v16f); }
+inline v16f i8_to_f32(v16i8 v) { return __builtin_convertvector(v, v16f); }
+
+inline float hsum(v16f v) {
+  float lanes[kLanes];
+  std::memcpy(lanes, &v, sizeof(v));
+  float total = 0.0f;
+  for (const float lane : lanes) total += lane;
+  return total;
+}
+
+inline float hmax(v16f v) {
+  float lanes[kLanes];
+  std::memcpy(lanes, &v, sizeof(v));
+  float best = lanes[0];
+  for (const float lane : lanes) best = lane > best ? lane : best;
+  return best;
+}
+
+// e^x for every lane, within 2 ulp for x in [-87, 88]; larger x saturate.
+inline v16f exp16(v16f x) {
+  x = x < -87.3f ? splat16(-87.3f) : x;
+  x = x > 88.7f ? splat16(88.7f) : x;
+  // x = n ln2 + r with n = round(x / ln2) and |r| <= ln2 / 2; ln2 is split
+  // in two parts so that n * ln2 is exact.
+  const v16f t = x * 1.44269504088896341f + 0.5f;
+  v16f n = __builtin_convertvector(__builtin_convertvector(t, v16i), v16f);
+  n = n + __builtin_convertvector(n > t, v16f);  // truncation rounded negatives up: floor
+  v16f r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  // Cephes expf polynomial.
+  v16f p = splat16(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const v16i bits = (__builtin_convertvector(n, v16i) + 127) << 23;
+  v16f scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return p * scale;
+}
+
+}  // namespace eventkv::compute

@@ -1,0 +1,68 @@
+#include "kv/context.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "util/error.h"
+
+namespace eventkv::kv {
+namespace {
+
+compute::KvStorage make_storage(const model::Model& model, const ContextParams& params) {
+  const model::ModelConfig& c = model.config();
+  if (params.n_ctx < 1) fail("context size must be at least 1, got ", params.n_ctx);
+  if (params.n_ctx > c.n_ctx_train) {
+    fail("context size ", params.n_ctx, " exceeds the model's trained context of ", c.n_ctx_train);
+  }
+  return compute::KvStorage(c.n_layer, params.n_ctx, c.kv_dim(), c.v_dim(), params.kv_type);
+}
+
+}  // namespace
+
+Context::Context(std::shared_ptr<const model::Model> model, const ContextParams& params)
+    : model_(std::move(model)), params_(params), kv_(make_storage(*model_, params)), pool_(params.n_threads) {
+  if (params.max_batch < 1) fail("batch size must be at least 1, got ", params.max_batch);
+}
+
+std::vector<float> Context::eval(std::span<const int32_t> tokens, bool all_logits) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  if (n == 0) fail("eval: no tokens");
+  const int64_t n_vocab = model_->config().n_vocab;
+  for (const int32_t token : tokens) {
+    if (token < 0 || token >= n_vocab) fail("token id ", token, " is outside the vocabulary of ", n_vocab);
+  }
+  if (n_past_ + n > params_.n_ctx) {
+    fail("context overflow: ", n_past_, " + ", n, " tokens exceed the context size ", params_.n_ctx);
+  }
+  std::vector<float> logits;
+  for (int64_t begin = 0; begin < n; begin += params_.max_batch) {
+    const int64_t end = std::min(n, begin + params_.max_batch);
+    compute::ForwardBatch batch;
+    batch.tokens.assign(tokens.begin() + begin, tokens.begin() + end);
+    batch.positions.resize(static_cast<size_t>(end - begin));
+    std::iota(batch.positions.begin(), batch.positions.end(), static_cast<int32_t>(n_past_));
+    batch.cells = batch.positions;
+    batch.kv_cells.resize(static_cast<size_t>(n_past_ + end - begin));
+    std::iota(batch.kv_cells.begin(), batch.kv_cells.end(), 0);
+    batch.kv_positions = batch.kv_cells;
+    batch.visible = compute::causal_visibility(batch.positions, batch.kv_positions);
+    if (all_logits) {
+      batch.logit_rows.resize(batch.tokens.size());
+      std::iota(batch.logit_rows.begin(), batch.logit_rows.end(), 0);
+    } else if (end == n) {
+      batch.logit_rows = {static_cast<int32_t>(end - begin - 1)};
+    }
+    const std::vector<float> part = compute::forward(*model_, kv_, batch, pool_);
+    logits.insert(logits.end(), part.begin(), part.end());
+    n_past_ += end - begin;
+  }
+  if (!all_logits) logits.resize(static_cast<size_t>(n_vocab));
+  return logits;
+}
+
+void Context::clear() {
+  for (int64_t cell = 0; cell < n_past_; ++cell) kv_.release(cell);
+  n_past_ = 0;
+}
+
+}  // namespace eventkv::kv

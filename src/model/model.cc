@@ -1,0 +1,45 @@
+#include "model/model.h"
+
+#include <string_view>
+
+#include "util/hash.h"
+
+namespace eventkv::model {
+namespace {
+
+uint64_t hash_text(std::string_view text, uint64_t hash) {
+  return fnv1a64({reinterpret_cast<const uint8_t*>(text.data()), text.size()}, hash);
+}
+
+uint64_t compute_fingerprint(const gguf::GgufFile& file) {
+  uint64_t hash = kFnvOffset;
+  for (const gguf::MetaEntry& entry : file.metadata()) {
+    hash = hash_text(entry.key, hash);
+    hash = hash_text(gguf::format_value(entry.value, 64), hash);
+  }
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    hash = hash_text(t.name, hash);
+    hash = hash_text(std::to_string(static_cast<uint32_t>(t.type)), hash);
+    for (const int64_t extent : t.ne) hash = hash_text(std::to_string(extent), hash);
+    hash = hash_text(std::to_string(t.offset), hash);
+  }
+  return hash;
+}
+
+}  // namespace
+
+Model::Model(gguf::GgufFile file)
+    : file_(std::move(file)),
+      config_(config_from_gguf(file_)),
+      weights_(load_weights(file_, config_)),
+      fingerprint_(compute_fingerprint(file_)) {}
+
+std::shared_ptr<const Model> Model::load(const std::string& path) {
+  return std::shared_ptr<const Model>(new Model(gguf::GgufFile::open(path)));
+}
+
+std::shared_ptr<const Model> Model::from_bytes(std::span<const uint8_t> bytes, const std::string& name) {
+  return std::shared_ptr<const Model>(new Model(gguf::GgufFile::parse(bytes, name)));
+}
+
+}  // namespace eventkv::model

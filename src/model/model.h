@@ -1,0 +1,41 @@
+// A loaded model: the mapped GGUF file, its config and its weights. Immutable
+// after load and safe to share between threads; callers own KV caches and
+// scratch (see compute/forward.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gguf/reader.h"
+#include "model/config.h"
+#include "model/weights.h"
+
+namespace eventkv::model {
+
+class Model {
+ public:
+  // Maps the file and validates config and tensors; throws Error. Cost: the
+  // header parse plus a copy of the small norm vectors; weights stay mapped.
+  static std::shared_ptr<const Model> load(const std::string& path);
+  // For in-memory files (tests): `bytes` must outlive the model.
+  static std::shared_ptr<const Model> from_bytes(std::span<const uint8_t> bytes, const std::string& name);
+
+  const gguf::GgufFile& file() const { return file_; }
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
+
+  // Identifies the model for snapshots: a hash of its metadata and tensor
+  // table (names, types, shapes, offsets), not of the weight bytes.
+  uint64_t fingerprint() const { return fingerprint_; }
+
+ private:
+  explicit Model(gguf::GgufFile file);
+
+  gguf::GgufFile file_;
+  ModelConfig config_;
+  ModelWeights weights_;
+  uint64_t fingerprint_ = 0;
+};
+
+}  // namespace eventkv::model

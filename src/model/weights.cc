@@ -1,0 +1,94 @@
+#include "model/weights.h"
+
+#include <string>
+
+#include "gguf/quants.h"
+#include "util/error.h"
+
+namespace eventkv::model {
+namespace {
+
+class TensorLoader {
+ public:
+  explicit TensorLoader(const gguf::GgufFile& file) : file_(file) {}
+
+  // A matrix stored as [n_in, n_out] (n_out rows of n_in).
+  WeightView matrix(const std::string& name, int64_t n_in, int64_t n_out) const {
+    const gguf::TensorInfo& t = file_.tensor(name);
+    if (t.n_dims != 2 || t.ne[0] != n_in || t.ne[1] != n_out) {
+      fail(file_.name(), ": tensor '", name, "' has shape ", shape(t), ", expected [", n_in, ", ", n_out, "]");
+    }
+    require_computable(t);
+    return WeightView{t.type, n_in, n_out, t.data, t.row_bytes()};
+  }
+
+  std::vector<float> vector(const std::string& name, int64_t n) const {
+    const gguf::TensorInfo& t = file_.tensor(name);
+    if (t.n_elements() != n || t.ne[0] != n) {
+      fail(file_.name(), ": tensor '", name, "' has shape ", shape(t), ", expected [", n, "]");
+    }
+    require_computable(t);
+    std::vector<float> values(static_cast<size_t>(n));
+    gguf::dequantize_row(t.type, t.data, values.data(), n);
+    return values;
+  }
+
+ private:
+  void require_computable(const gguf::TensorInfo& t) const {
+    if (!gguf::type_traits(t.type).dequantizable) {
+      fail(file_.name(), ": tensor '", t.name, "' has type ", gguf::type_name(t.type),
+           ", which eventkv cannot compute with");
+    }
+  }
+
+  static std::string shape(const gguf::TensorInfo& t) {
+    std::string text = "[";
+    for (int d = 0; d < t.n_dims; ++d) text += (d > 0 ? ", " : "") + std::to_string(t.ne[d]);
+    return text + "]";
+  }
+
+  const gguf::GgufFile& file_;
+};
+
+LayerWeights load_layer(const TensorLoader& load, const ModelConfig& c, int64_t il) {
+  const std::string p = "blk." + std::to_string(il) + ".";
+  LayerWeights layer;
+  layer.attn_norm = load.vector(p + "attn_norm.weight", c.n_embd);
+  layer.wq = load.matrix(p + "attn_q.weight", c.n_embd, c.q_dim());
+  layer.wk = load.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim());
+  layer.wv = load.matrix(p + "attn_v.weight", c.n_embd, c.v_dim());
+  layer.wo = load.matrix(p + "attn_output.weight", c.n_head * c.head_dim_v, c.n_embd);
+  if (c.qkv_bias) {
+    layer.bq = load.vector(p + "attn_q.bias", c.q_dim());
+    layer.bk = load.vector(p + "attn_k.bias", c.kv_dim());
+    layer.bv = load.vector(p + "attn_v.bias", c.v_dim());
+  }
+  if (c.qk_norm) {
+    layer.q_norm = load.vector(p + "attn_q_norm.weight", c.head_dim);
+    layer.k_norm = load.vector(p + "attn_k_norm.weight", c.head_dim);
+  }
+  if (c.post_norms) {
+    layer.post_attention_norm = load.vector(p + "post_attention_norm.weight", c.n_embd);
+    layer.post_ffw_norm = load.vector(p + "post_ffw_norm.weight", c.n_embd);
+  }
+  layer.ffn_norm = load.vector(p + "ffn_norm.weight", c.n_embd);
+  layer.ffn_gate = load.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
+  layer.ffn_up = load.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
+  layer.ffn_down = load.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
+  return layer;
+}
+
+}  // namespace
+
+ModelWeights load_weights(const gguf::GgufFile& file, const ModelConfig& config) {
+  const TensorLoader load(file);
+  ModelWeights weights;
+  weights.token_embd = load.matrix("token_embd.weight", config.n_embd, config.n_vocab);
+  weights.output_norm = load.vector("output_norm.weight", config.n_embd);
+  weights.output = config.tied_output ? weights.token_embd : load.matrix("output.weight", config.n_embd, config.n_vocab);
+  weights.layers.reserve(static_cast<size_t>(config.n_layer));
+  for (int64_t il = 0; il < config.n_layer; ++il) weights.layers.push_back(load_layer(load, config, il));
+  return weights;
+}
+
+}  // namespace eventkv::model

@@ -1,0 +1,136 @@
+// Logits of every architecture against Hugging Face transformers in float32
+// on the same GGUF file and token ids (fixtures from
+// tools/reference/logits_reference.py).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kv/context.h"
+#include "model/model.h"
+#include "model/test_model.h"
+#include "test_support.h"
+#include "util/hash.h"
+
+namespace eventkv {
+namespace {
+
+using testing::base64_decode;
+using testing::base64_floats;
+
+constexpr float kRelativeTolerance = 1e-3f;  // of the position's max |logit|
+constexpr float kArgmaxMargin = 0.01f;       // argmax must agree above this reference top-2 gap
+
+struct LoadedModel {
+  std::vector<uint8_t> bytes;  // backing store of generated models
+  std::shared_ptr<const model::Model> model;
+};
+
+model::Arch arch_from_name(const std::string& name) {
+  for (const model::Arch arch : {model::Arch::kLlama, model::Arch::kQwen2, model::Arch::kQwen3, model::Arch::kGemma3}) {
+    if (model::arch_name(arch) == name) return arch;
+  }
+  throw std::runtime_error("unknown arch " + name);
+}
+
+// The fixture's model, or an empty result when a real model is not downloaded.
+LoadedModel load_fixture_model(const nlohmann::json& fixture) {
+  LoadedModel loaded;
+  if (fixture.contains("generated")) {
+    const auto& g = fixture["generated"];
+    model::TestModelSpec spec;
+    spec.arch = arch_from_name(g["arch"].get<std::string>());
+    spec.weight_type = *gguf::parse_type_name(g["type"].get<std::string>());
+    spec.n_layer = g["layers"].get<int64_t>();
+    spec.name = g["name"].get<std::string>();
+    spec.seed = g["seed"].get<uint64_t>();
+    loaded.bytes = model::build_test_model(spec).to_bytes();
+    EXPECT_EQ(fnv1a64(loaded.bytes), std::stoull(fixture["fnv1a64"].get<std::string>(), nullptr, 16))
+        << "the test model generator changed; regenerate the logits fixtures";
+    loaded.model = model::Model::from_bytes(loaded.bytes, "generated");
+    return loaded;
+  }
+  const std::string path = testing::real_model_path(fixture["model"].get<std::string>());
+  if (!path.empty()) loaded.model = model::Model::load(path);
+  return loaded;
+}
+
+std::vector<int32_t> decode_ids(const std::string& text) {
+  const std::vector<uint8_t> bytes = base64_decode(text);
+  std::vector<int32_t> ids(bytes.size() / sizeof(int32_t));
+  std::memcpy(ids.data(), bytes.data(), ids.size() * sizeof(int32_t));
+  return ids;
+}
+
+// Worst |ours - reference| / max|logit| over a prompt's checked logits.
+float check_prompt(const model::Model& model, const nlohmann::json& prompt) {
+  const auto ids = prompt["ids"].get<std::vector<int32_t>>();
+  const auto n = static_cast<int64_t>(ids.size());
+  const int64_t n_vocab = model.config().n_vocab;
+  kv::Context context(std::shared_ptr<const model::Model>(&model, [](const model::Model*) {}),
+                      {.n_ctx = n, .n_threads = 2});
+  const std::vector<float> logits = context.eval(ids, /*all_logits=*/true);
+  const std::vector<int32_t> top_ids = decode_ids(prompt["top_ids"].get<std::string>());
+  const std::vector<float> top_values = base64_floats(prompt["top_values"].get<std::string>());
+  const auto max_abs = prompt["max_abs"].get<std::vector<float>>();
+  const int64_t k = static_cast<int64_t>(top_ids.size()) / n;
+  float worst = 0.0f;
+  for (int64_t p = 0; p < n; ++p) {
+    const float* row = logits.data() + p * n_vocab;
+    for (int64_t i = 0; i < k; ++i) {
+      const float error = std::abs(row[top_ids[p * k + i]] - top_values[p * k + i]) / max_abs[p];
+      worst = std::max(worst, error);
+    }
+    const float margin = top_values[p * k] - top_values[p * k + 1];
+    if (margin > kArgmaxMargin) {
+      const int64_t argmax = std::max_element(row, row + n_vocab) - row;
+      EXPECT_EQ(argmax, top_ids[p * k]) << "position " << p << ", reference margin " << margin;
+    }
+  }
+  const auto stride = prompt["sample_stride"].get<int64_t>();
+  for (const auto& sample : prompt["samples"]) {
+    const auto p = sample["position"].get<int64_t>();
+    const std::vector<float> values = base64_floats(sample["values"].get<std::string>());
+    for (size_t i = 0; i < values.size(); ++i) {
+      const float error = std::abs(logits[p * n_vocab + i * stride] - values[i]) / max_abs[p];
+      worst = std::max(worst, error);
+    }
+  }
+  return worst;
+}
+
+class ForwardReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ForwardReference, LogitsMatchTransformersFloat32) {
+  const nlohmann::json fixture = testing::load_fixture("logits/" + GetParam());
+  const LoadedModel loaded = load_fixture_model(fixture);
+  if (!loaded.model) GTEST_SKIP() << fixture["model"] << " not downloaded (scripts/get-models --all)";
+  float worst = 0.0f;
+  for (const auto& prompt : fixture["prompts"]) worst = std::max(worst, check_prompt(*loaded.model, prompt));
+  RecordProperty("max_relative_error", std::to_string(worst));
+  std::printf("%s: max |dlogit| / max|logit| = %.3g\n", GetParam().c_str(), worst);
+  EXPECT_LE(worst, kRelativeTolerance);
+}
+
+std::vector<std::string> fixture_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(testing::fixture_path("logits"))) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ForwardReference, ::testing::ValuesIn(fixture_names()),
+                         [](const auto& info) {
+                           std::string name = info.param.substr(0, info.param.find(".json"));
+                           std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace eventkv

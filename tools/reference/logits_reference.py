@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Writes tests/fixtures/logits/*.json: reference logits of every real model
+and of generated tiny models of every architecture, from independent
+implementations on the same GGUF files and the same token ids.
+
+- Hugging Face transformers, float32 (`from_pretrained(gguf_file=...)`):
+  per prompt, the top-50 logits at every position; at 3 positions a strided
+  sample of the full vector (every vocabulary id for generated models, ~1024
+  ids for real ones, to keep fixtures small) plus its max and logsumexp.
+- llama.cpp (`llama-simple`, greedy): the 32-token continuation text of each
+  prompt of each real model. Prompt ids come from `llama-tokenize`.
+
+Caveats handled here (see FACTS.md section 6), each checked by transformers'
+own load report, which refuses mismatched shapes: GGUF stores no
+query_pre_attn_scalar for gemma3, and llama.cpp (like eventkv) uses head_dim,
+so the generated gemma3 model (head_dim 64) is loaded with that override;
+transformers' qwen3 GGUF mapping ignores attention.key_length, so the
+generated qwen3 model gets head_dim=64 explicitly.
+
+Usage: tools/reference/logits_reference.py --eventkv build/eventkv \\
+           --llama /path/to/llama.cpp/build/bin --models models
+Needs: pip install -r tools/reference/requirements-forward.txt
+"""
+import argparse
+import base64
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+import transformers
+from transformers import AutoModelForCausalLM
+
+TOP_K = 50
+SAMPLED_IDS = 1024
+CONTINUATION_TOKENS = 32
+
+REAL_MODELS = {
+    "smollm2-135m-instruct-q4_1.gguf": "chatml",
+    "gemma-3-270m-q4_k_m.gguf": "gemma",
+    "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf": "chatml",
+    "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf": "chatml",
+}
+
+PROMPTS = {
+    "chatml": [
+        "The capital of France is",
+        "<|im_start|>system\nYou are a home assistant.<|im_end|>\n<|im_start|>user\nPlease switch the hallway "
+        "light on.<|im_end|>\n<|im_start|>assistant\n",
+        "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n",
+        "In 1969, 417 people watched the 3 rockets; 12.5% of them",
+        "Once upon a time, in a small village by the sea, there lived",
+    ],
+    "gemma": [
+        "The capital of France is",
+        "<start_of_turn>user\nPlease switch the hallway light on.<end_of_turn>\n<start_of_turn>model\n",
+        "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n",
+        "In 1969, 417 people watched the 3 rockets; 12.5% of them",
+        "Once upon a time, in a small village by the sea, there lived",
+    ],
+}
+
+# Generated models: (label, arch, weight type, layers, general.name, seed).
+GENERATED = [
+    ("llama-q8_0", "llama", "q8_0", 2, "", 11),
+    ("mistral-q4_k", "llama", "q4_k", 2, "Mistral tiny", 12),
+    ("qwen2-f16", "qwen2", "f16", 2, "", 13),
+    ("qwen3-q6_k", "qwen3", "q6_k", 2, "", 14),
+    ("gemma3-q5_0", "gemma3", "q5_0", 6, "", 15),
+]
+
+
+def b64(values) -> str:
+    return base64.b64encode(np.asarray(values, dtype="<f4").tobytes()).decode()
+
+
+def b64_ids(values) -> str:
+    return base64.b64encode(np.asarray(values, dtype="<i4").tobytes()).decode()
+
+
+def fnv1a64(data: bytes) -> str:
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def load_hf(directory: Path, file_name: str, **overrides):
+    model = AutoModelForCausalLM.from_pretrained(directory, gguf_file=file_name, dtype=torch.float32, **overrides)
+    return model.eval()
+
+
+def logits_of(model, ids) -> np.ndarray:
+    with torch.no_grad():
+        out = model(torch.tensor([ids]), use_cache=False)
+    return out.logits[0].float().numpy()
+
+
+def prompt_entry(logits: np.ndarray, ids, full: bool) -> dict:
+    n, n_vocab = logits.shape
+    top = np.argsort(-logits, axis=1, kind="stable")[:, :TOP_K]
+    stride = 1 if full else max(1, n_vocab // SAMPLED_IDS)
+    sample_ids = np.arange(0, n_vocab, stride)
+    positions = sorted({0, n // 2, n - 1})
+    samples = []
+    for p in positions:
+        row = logits[p].astype(np.float64)
+        lse = float(np.log(np.exp(row - row.max()).sum()) + row.max())
+        samples.append({"position": p, "values": b64(logits[p][sample_ids]), "max": float(row.max()),
+                        "logsumexp": lse})
+    return {
+        "ids": [int(i) for i in ids],
+        "top_ids": b64_ids(top.reshape(-1)),
+        "top_values": b64(np.take_along_axis(logits, top, axis=1).reshape(-1)),
+        "max_abs": [float(v) for v in np.abs(logits).max(axis=1)],
+        "sample_stride": int(stride),
+        "samples": samples,
+    }
+
+
+def llama_ids(llama_bin: Path, model: Path, text: str):
+    out = subprocess.run([str(llama_bin / "llama-tokenize"), "-m", str(model), "-p", text, "--ids", "--log-disable"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def llama_continuation(llama_bin: Path, model: Path, text: str) -> str:
+    out = subprocess.run([str(llama_bin / "llama-simple"), "-m", str(model), "-n", str(CONTINUATION_TOKENS), text],
+                         check=True, capture_output=True, text=True).stdout
+    head, sep, tail = out.partition(text)
+    if not sep:
+        raise RuntimeError(f"llama-simple did not echo the prompt: {out[:200]!r}")
+    return tail[:-1] if tail.endswith("\n") else tail
+
+
+def real_fixture(args, file_name: str) -> dict:
+    path = Path(args.models) / file_name
+    model = load_hf(Path(args.models), file_name)
+    prompts = []
+    for text in PROMPTS[REAL_MODELS[file_name]]:
+        ids = llama_ids(Path(args.llama), path, text)
+        entry = prompt_entry(logits_of(model, ids), ids, full=False)
+        entry["text"] = text
+        entry["llama_cpp_continuation"] = llama_continuation(Path(args.llama), path, text)
+        prompts.append(entry)
+    return {"model": file_name, "prompts": prompts}
+
+
+def generated_fixture(args, label, arch, weight_type, layers, name, seed) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{label}.gguf"
+        cmd = [args.eventkv, "make-test-model", "--arch", arch, "--type", weight_type, "--layers", str(layers),
+               "--seed", str(seed), "-o", str(path)]
+        if name:
+            cmd += ["--name", name]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        overrides = {"gemma3": {"query_pre_attn_scalar": 64}, "qwen3": {"head_dim": 64}}.get(arch, {})
+        model = load_hf(Path(tmp), path.name, **overrides)
+        digest = fnv1a64(path.read_bytes())
+    rng = np.random.default_rng(seed)
+    prompts = [prompt_entry(logits_of(model, ids), ids, full=True)
+               for ids in (rng.integers(0, 259, size=length).tolist() for length in (1, 7, 19, 24, 33))]
+    return {"generated": {"arch": arch, "type": weight_type, "layers": layers, "name": name, "seed": seed},
+            "fnv1a64": digest, "hf_class": type(model).__name__, "prompts": prompts}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--eventkv", default="build/eventkv")
+    parser.add_argument("--llama", required=True, help="llama.cpp build/bin with llama-tokenize and llama-simple")
+    parser.add_argument("--models", default="models")
+    parser.add_argument("--out", default="tests/fixtures/logits")
+    parser.add_argument("--only", nargs="*", help="labels or model files to regenerate")
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    reference = f"transformers {transformers.__version__} float32, torch {torch.__version__}"
+    jobs = [(g[0], lambda g=g: generated_fixture(args, *g)) for g in GENERATED]
+    jobs += [(Path(f).stem, lambda f=f: real_fixture(args, f)) for f in REAL_MODELS if (Path(args.models) / f).exists()]
+    for label, make in jobs:
+        if args.only and label not in args.only:
+            continue
+        fixture = make()
+        fixture["reference"] = reference
+        (out / f"{label}.json").write_text(json.dumps(fixture, separators=(",", ":")) + "\n")
+        print(f"wrote {out / (label + '.json')}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
