@@ -12,83 +12,102 @@
 namespace eventkv::compute {
 namespace {
 
-constexpr int64_t kTileRows = 4;     // weight rows per micro-kernel
-constexpr int64_t kTileTokens = 4;   // tokens per micro-kernel
-constexpr int64_t kChunk = 512;      // elements of a row dequantized at once (a multiple of 256)
-constexpr int64_t kTokenBlock = 64;  // tokens whose activations stay in cache while a tile is reused
+constexpr int64_t kPanelRows = 32;   // output rows per panel: two vectors
+constexpr int64_t kPanelTokens = 6;  // tokens per micro-kernel call
+constexpr int64_t kChunk = 256;      // panel depth (a multiple of every block size)
+constexpr int64_t kDotRows = 4;      // rows per fused dot call (few tokens)
 
-// Dequantizes elements [k0, k0 + len) of `rows` consecutive weight rows into
-// tile (row-major, stride len).
-void dequantize_tile(const WeightView& w, int64_t row0, int64_t rows, int64_t k0, int64_t len, float* tile) {
+// Few tokens: each weight is used n_tokens times, so fused per-row dot
+// products beat dequantizing into panels.
+void matvec_rows(const WeightView& w, const float* x, const std::vector<std::vector<float>>& xsums,
+                 int64_t n_tokens, float* y, int64_t row_begin, int64_t row_end) {
+  float out[kDotRows];
+  for (int64_t r = row_begin; r < row_end; r += kDotRows) {
+    const int64_t rows = std::min(kDotRows, row_end - r);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      dot_rows(w.type, w.data + r * w.row_bytes, w.row_bytes, rows, x + t * w.n_in, xsums[t].data(), w.n_in, out);
+      std::copy(out, out + rows, y + t * w.n_out + r);
+    }
+  }
+}
+
+// Dequantizes elements [k0, k0 + len) of rows [row0, row0 + rows) and stores
+// them transposed, panel[k * kPanelRows + r], zero-padding missing rows.
+void fill_panel(const WeightView& w, int64_t row0, int64_t rows, int64_t k0, int64_t len, float* scratch,
+                float* panel) {
   const gguf::TypeTraits traits = gguf::type_traits(w.type);
   const size_t offset = static_cast<size_t>(k0 / traits.block_elems * traits.block_bytes);
   for (int64_t r = 0; r < rows; ++r) {
-    gguf::dequantize_row(w.type, w.data + (row0 + r) * w.row_bytes + offset, tile + r * len, len);
+    gguf::dequantize_row(w.type, w.data + (row0 + r) * w.row_bytes + offset, scratch + r * len, len);
+  }
+  std::fill(scratch + rows * len, scratch + kPanelRows * len, 0.0f);
+  for (int64_t k = 0; k < len; ++k) {
+    for (int64_t r = 0; r < kPanelRows; ++r) panel[k * kPanelRows + r] = scratch[r * len + k];
   }
 }
 
-// y[t, r] += dot(x[t, :len], tile[r, :len]) for a full 4 x 4 block.
-void kernel_4x4(const float* x, int64_t x_stride, const float* tile, int64_t len, float* y, int64_t y_stride) {
-  v16f acc[kTileTokens][kTileRows] = {};
-  int64_t k = 0;
-  for (; k + kLanes <= len; k += kLanes) {
-    v16f w[kTileRows];
-    for (int r = 0; r < kTileRows; ++r) w[r] = load16(tile + r * len + k);
-    for (int t = 0; t < kTileTokens; ++t) {
-      const v16f xv = load16(x + t * x_stride + k);
-      for (int r = 0; r < kTileRows; ++r) acc[t][r] = xv * w[r] + acc[t][r];
+// y[t, 0:32] += sum_k x[t, k] * panel[k, 0:32] for kTokens tokens: the
+// outer-product form, with every accumulator a row of outputs (no reductions).
+template <int kTokens>
+void panel_kernel(const float* x, int64_t x_stride, const float* panel, int64_t len, float* y, int64_t y_stride,
+                  int64_t rows) {
+  v16f acc[kTokens][2] = {};
+  for (int64_t k = 0; k < len; ++k) {
+    const v16f w0 = load16(panel + k * kPanelRows);
+    const v16f w1 = load16(panel + k * kPanelRows + kLanes);
+    for (int t = 0; t < kTokens; ++t) {
+      const float xv = x[t * x_stride + k];
+      acc[t][0] = xv * w0 + acc[t][0];
+      acc[t][1] = xv * w1 + acc[t][1];
     }
   }
-  for (int t = 0; t < kTileTokens; ++t) {
-    for (int r = 0; r < kTileRows; ++r) {
-      float sum = hsum(acc[t][r]);
-      for (int64_t kk = k; kk < len; ++kk) sum += x[t * x_stride + kk] * tile[r * len + kk];
-      y[t * y_stride + r] += sum;
+  for (int t = 0; t < kTokens; ++t) {
+    float* out = y + t * y_stride;
+    if (rows == kPanelRows) {
+      store16(out, load16(out) + acc[t][0]);
+      store16(out + kLanes, load16(out + kLanes) + acc[t][1]);
+    } else {
+      float lanes[kPanelRows];
+      store16(lanes, acc[t][0]);
+      store16(lanes + kLanes, acc[t][1]);
+      for (int64_t r = 0; r < rows; ++r) out[r] += lanes[r];
     }
   }
 }
 
-// One weight tile against a block of tokens; edges fall back to dot products.
-void tile_times_tokens(const float* x, int64_t x_stride, int64_t n_tokens, const float* tile, int64_t rows,
-                       int64_t len, float* y, int64_t y_stride) {
+void panel_times_tokens(const float* x, int64_t x_stride, int64_t n_tokens, const float* panel, int64_t len,
+                        float* y, int64_t y_stride, int64_t rows) {
   int64_t t = 0;
-  if (rows == kTileRows) {
-    for (; t + kTileTokens <= n_tokens; t += kTileTokens) {
-      kernel_4x4(x + t * x_stride, x_stride, tile, len, y + t * y_stride, y_stride);
-    }
+  for (; t + kPanelTokens <= n_tokens; t += kPanelTokens) {
+    panel_kernel<kPanelTokens>(x + t * x_stride, x_stride, panel, len, y + t * y_stride, y_stride, rows);
   }
-  for (; t < n_tokens; ++t) {
-    for (int64_t r = 0; r < rows; ++r) y[t * y_stride + r] += dot(x + t * x_stride, tile + r * len, len);
-  }
-}
-
-// Few tokens: each weight is used n_tokens times, so fused per-row dot
-// products beat dequantizing into tiles.
-void matvec_rows(const WeightView& w, const float* x, const std::vector<std::vector<float>>& xsums,
-                 int64_t n_tokens, float* y, int64_t row_begin, int64_t row_end) {
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const uint8_t* row = w.data + r * w.row_bytes;
-    for (int64_t t = 0; t < n_tokens; ++t) {
-      y[t * w.n_out + r] = dot_row(w.type, row, x + t * w.n_in, xsums[t].data(), w.n_in);
-    }
+  const float* xt = x + t * x_stride;
+  float* yt = y + t * y_stride;
+  switch (n_tokens - t) {
+    case 5: return panel_kernel<5>(xt, x_stride, panel, len, yt, y_stride, rows);
+    case 4: return panel_kernel<4>(xt, x_stride, panel, len, yt, y_stride, rows);
+    case 3: return panel_kernel<3>(xt, x_stride, panel, len, yt, y_stride, rows);
+    case 2: return panel_kernel<2>(xt, x_stride, panel, len, yt, y_stride, rows);
+    case 1: return panel_kernel<1>(xt, x_stride, panel, len, yt, y_stride, rows);
+    default: return;
   }
 }
 
+// Many tokens: each panel of 32 rows x 256 columns is dequantized once and
+// multiplied with every token's slice of x.
 void matmul_rows(const WeightView& w, const float* x, int64_t n_tokens, float* y, int64_t row_begin,
                  int64_t row_end) {
-  thread_local std::vector<float> tile;
-  tile.resize(static_cast<size_t>(kTileRows * kChunk));
+  thread_local std::vector<float> scratch;
+  thread_local std::vector<float> panel;
+  scratch.resize(static_cast<size_t>(kPanelRows * kChunk));
+  panel.resize(static_cast<size_t>(kPanelRows * kChunk));
   for (int64_t t = 0; t < n_tokens; ++t) std::fill(y + t * w.n_out + row_begin, y + t * w.n_out + row_end, 0.0f);
   for (int64_t k0 = 0; k0 < w.n_in; k0 += kChunk) {
     const int64_t len = std::min(kChunk, w.n_in - k0);
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
-      const int64_t block = std::min(kTokenBlock, n_tokens - t0);
-      for (int64_t r0 = row_begin; r0 < row_end; r0 += kTileRows) {
-        const int64_t rows = std::min(kTileRows, row_end - r0);
-        dequantize_tile(w, r0, rows, k0, len, tile.data());
-        tile_times_tokens(x + t0 * w.n_in + k0, w.n_in, block, tile.data(), rows, len, y + t0 * w.n_out + r0,
-                          w.n_out);
-      }
+    for (int64_t r0 = row_begin; r0 < row_end; r0 += kPanelRows) {
+      const int64_t rows = std::min(kPanelRows, row_end - r0);
+      fill_panel(w, r0, rows, k0, len, scratch.data(), panel.data());
+      panel_times_tokens(x + k0, w.n_in, n_tokens, panel.data(), len, y + r0, w.n_out, rows);
     }
   }
 }
@@ -96,15 +115,15 @@ void matmul_rows(const WeightView& w, const float* x, int64_t n_tokens, float* y
 }  // namespace
 
 void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
-  if (n_tokens < kTileTokens) {
+  if (n_tokens < kPanelTokens / 2) {
     std::vector<std::vector<float>> xsums;
     for (int64_t t = 0; t < n_tokens; ++t) xsums.push_back(block_sums32(x + t * w.n_in, w.n_in));
     pool.parallel_for(
-        w.n_out, [&](int64_t begin, int64_t end) { matvec_rows(w, x, xsums, n_tokens, y, begin, end); }, kTileRows);
+        w.n_out, [&](int64_t begin, int64_t end) { matvec_rows(w, x, xsums, n_tokens, y, begin, end); }, kDotRows);
     return;
   }
   pool.parallel_for(
-      w.n_out, [&](int64_t begin, int64_t end) { matmul_rows(w, x, n_tokens, y, begin, end); }, kTileRows);
+      w.n_out, [&](int64_t begin, int64_t end) { matmul_rows(w, x, n_tokens, y, begin, end); }, kPanelRows);
 }
 
 void dequantize_weight_row(const WeightView& w, int64_t row, float* out) {

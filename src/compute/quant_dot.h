@@ -4,6 +4,7 @@
 // This is the decode path (one token: every weight is used once).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -15,8 +16,9 @@ namespace eventkv::compute {
 // with an offset or a min use them to apply it once per block.
 std::vector<float> block_sums32(const float* x, int64_t n);
 
-// sum_i W[row, i] * x[i] for a row of `n` elements of `type`; xsum32 from
-// block_sums32(x, n).
-float dot_row(gguf::GgmlType type, const uint8_t* row, const float* x, const float* xsum32, int64_t n);
+// out[r] = sum_i W[r, i] * x[i] for n_rows consecutive rows (row_bytes apart)
+// of `n` elements of `type`; xsum32 from block_sums32(x, n).
+void dot_rows(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows, const float* x,
+              const float* xsum32, int64_t n, float* out);
 
 }  // namespace eventkv::compute

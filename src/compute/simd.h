@@ -7,6 +7,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace eventkv::compute {
 
 inline constexpr int kLanes = 16;
@@ -14,7 +18,6 @@ inline constexpr int kLanes = 16;
 typedef float v16f __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
 typedef uint8_t v16u8 __attribute__((vector_size(16)));
-typedef int8_t v16i8 __attribute__((vector_size(16)));
 
 inline v16f load16(const float* p) {
   v16f v;
@@ -32,8 +35,24 @@ inline v16u8 load16_u8(const uint8_t* p) {
   return v;
 }
 
-inline v16f u8_to_f32(v16u8 v) { return __builtin_convertvector(v, v16f); }
-inline v16f i8_to_f32(v16i8 v) { return __builtin_convertvector(v, v16f); }
+// Bytes to floats. GCC 12 scalarizes some byte -> float vector conversions
+// (notably of loaded signed bytes), so AVX-512 gets the instructions spelled
+// out; elsewhere the conversions go through int32.
+#if defined(__AVX512F__)
+inline v16f u8_to_f32(v16u8 v) {
+  return reinterpret_cast<v16f>(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(reinterpret_cast<__m128i>(v))));
+}
+inline v16f load16_i8_as_f32(const uint8_t* p) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return reinterpret_cast<v16f>(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)));
+}
+#else
+inline v16f u8_to_f32(v16u8 v) { return __builtin_convertvector(__builtin_convertvector(v, v16i), v16f); }
+inline v16f load16_i8_as_f32(const uint8_t* p) {
+  const v16i widened = __builtin_convertvector(load16_u8(p), v16i);
+  return __builtin_convertvector((widened ^ 0x80) - 0x80, v16f);
+}
+#endif
 
 inline float hsum(v16f v) {
   float lanes[kLanes];

@@ -4,9 +4,16 @@
 #include <bit>
 #include <cstdint>
 
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
 namespace eventkv {
 
 inline float fp16_to_fp32(uint16_t h) {
+#if defined(__F16C__)
+  return _cvtsh_ss(h);  // one instruction, same exact result
+#endif
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exponent = (h >> 10) & 0x1Fu;
   uint32_t mantissa = h & 0x3FFu;
