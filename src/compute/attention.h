@@ -19,10 +19,11 @@ struct AttentionShape {
 };
 
 // q: [n_queries, n_head * head_dim]; k: [n_keys, n_head_kv * head_dim];
-// v: [n_keys, n_head_kv * head_dim_v]; visible[t]: indices into k/v that
-// query t attends to. out: [n_queries, n_head * head_dim_v]. A query that
-// sees no key gets zeros.
+// v: [n_keys, n_head_kv * head_dim_v]; visible[t]: ascending indices into
+// k/v that query t attends to. out: [n_queries, n_head * head_dim_v]. A query
+// that sees no key gets zeros. Cost: per query and head, one pass over the
+// span between its first and last visible key.
 void attention(const AttentionShape& shape, const float* q, int64_t n_queries, const float* k, const float* v,
-               const std::vector<std::vector<int32_t>>& visible, float* out, ThreadPool& pool);
+               int64_t n_keys, const std::vector<std::vector<int32_t>>& visible, float* out, ThreadPool& pool);
 
 }  // namespace eventkv::compute

@@ -32,8 +32,12 @@ void check_batch(const ModelConfig& c, const KvStorage& kv, const ForwardBatch& 
     if (b.tokens[t] < 0 || b.tokens[t] >= c.n_vocab) fail("token id ", b.tokens[t], " is outside the vocabulary of ", c.n_vocab);
     if (b.positions[t] < 0) fail("forward: negative position ", b.positions[t]);
     if (b.cells[t] < 0 || b.cells[t] >= kv.capacity()) fail("forward: cell ", b.cells[t], " outside the KV capacity ", kv.capacity());
+    int32_t previous = -1;
     for (const int32_t j : b.visible[t]) {
-      if (j < 0 || static_cast<size_t>(j) >= b.kv_cells.size()) fail("forward: visible index ", j, " out of range");
+      if (j <= previous || static_cast<size_t>(j) >= b.kv_cells.size()) {
+        fail("forward: visible indices must ascend within the kv list, got ", j, " after ", previous);
+      }
+      previous = j;
     }
   }
   for (const int32_t row : b.logit_rows) {
@@ -119,7 +123,8 @@ void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const
   kv.gather_k(il, b.kv_cells, keys.data());
   kv.gather_v(il, b.kv_cells, values.data());
   const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.head_dim_v, c.attention_scale};
-  attention(shape, a.q.data(), n, keys.data(), values.data(), visible, a.attn.data(), pool);
+  attention(shape, a.q.data(), n, keys.data(), values.data(), static_cast<int64_t>(b.kv_cells.size()), visible,
+            a.attn.data(), pool);
   matmul(w.wo, a.attn.data(), n, a.cur.data(), pool);
   if (!w.post_attention_norm.empty()) norm_rows(a.cur.data(), w.post_attention_norm, c.rms_eps, n, c.n_embd, a.cur.data(), pool);
   add_in_place(a.x.data(), a.cur.data(), n * c.n_embd);

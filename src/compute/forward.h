@@ -22,7 +22,7 @@ struct ForwardBatch {
   // window) layers further drop keys with position_q - position_k >= window.
   std::vector<int32_t> kv_cells;
   std::vector<int32_t> kv_positions;
-  std::vector<std::vector<int32_t>> visible;  // [n]
+  std::vector<std::vector<int32_t>> visible;  // [n], each ascending
   std::vector<int32_t> logit_rows;            // batch indices whose logits are computed
 };
 
