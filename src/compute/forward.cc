@@ -45,7 +45,7 @@ void check_batch(const ModelConfig& c, const KvStorage& kv, const ForwardBatch& 
   }
 }
 
-RopeParams rope_params(const ModelConfig& c, bool local) {
+RopeParams rope_for(const ModelConfig& c, bool local) {
   RopeParams p;
   p.pairing = c.rope_type == model::RopeType::kNorm ? RopePairing::kAdjacent : RopePairing::kHalfSplit;
   p.n_rot = c.n_rot;
@@ -109,7 +109,7 @@ void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const
   add_bias(a.q, w.bq, n);
   add_bias(a.k, w.bk, n);
   add_bias(a.v, w.bv, n);
-  const RopeParams rope = rope_params(c, c.is_local_layer(il));
+  const RopeParams rope = rope_for(c, c.is_local_layer(il));
   shape_heads(c, w.q_norm, rope, rope_table, a.q.data(), n, c.n_head, pool);
   shape_heads(c, w.k_norm, rope, rope_table, a.k.data(), n, c.n_head_kv, pool);
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
@@ -187,11 +187,11 @@ std::vector<float> forward(const model::Model& model, KvStorage& kv, const Forwa
   for (const int32_t cell : batch.cells) kv.activate(cell);
   Activations a(c, n);
   embed(model, batch, a);
-  const RopeTable global_table = make_rope_table(rope_params(c, false), batch.positions.data(), n);
+  const RopeTable global_table = make_rope_table(rope_for(c, false), batch.positions.data(), n);
   RopeTable local_table;
   std::vector<std::vector<int32_t>> local_visible;
   if (c.sliding_window > 0) {
-    local_table = make_rope_table(rope_params(c, true), batch.positions.data(), n);
+    local_table = make_rope_table(rope_for(c, true), batch.positions.data(), n);
     local_visible = windowed(batch, c.sliding_window);
   }
   for (int64_t il = 0; il < c.n_layer; ++il) {
@@ -201,6 +201,10 @@ std::vector<float> forward(const model::Model& model, KvStorage& kv, const Forwa
     ffn_block(model, il, n, a, pool);
   }
   return output_logits(model, batch, a, pool);
+}
+
+RopeParams layer_rope(const model::ModelConfig& config, int64_t il) {
+  return rope_for(config, config.is_local_layer(il));
 }
 
 std::vector<std::vector<int32_t>> causal_visibility(const std::vector<int32_t>& positions,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compute/kv_storage.h"
+#include "compute/rope.h"
 #include "compute/thread_pool.h"
 #include "model/model.h"
 
@@ -30,6 +31,10 @@ struct ForwardBatch {
 // logit_rows, [logit_rows.size(), n_vocab]. Throws Error for an invalid
 // token id or an inconsistent batch. Cost: O(n * params + n * visible * dims).
 std::vector<float> forward(const model::Model& model, KvStorage& kv, const ForwardBatch& batch, ThreadPool& pool);
+
+// RoPE of layer il: local (sliding-window) layers use their own base and no
+// scaling.
+RopeParams layer_rope(const model::ModelConfig& config, int64_t il);
 
 // The visibility lists of plain causal order: token t sees every kv entry
 // whose position is <= its own.

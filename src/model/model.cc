@@ -1,5 +1,6 @@
 #include "model/model.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "util/hash.h"
@@ -9,6 +10,18 @@ namespace {
 
 uint64_t hash_text(std::string_view text, uint64_t hash) {
   return fnv1a64({reinterpret_cast<const uint8_t*>(text.data()), text.size()}, hash);
+}
+
+// Bytes sampled from the start, middle and end of a tensor: models of one
+// architecture with different weights (fine-tunes) get different
+// fingerprints without hashing gigabytes.
+uint64_t hash_tensor_samples(const gguf::TensorInfo& t, uint64_t hash) {
+  constexpr uint64_t kSample = 4096;
+  const uint64_t n = std::min(kSample, t.n_bytes);
+  for (const uint64_t at : {uint64_t{0}, (t.n_bytes - n) / 2, t.n_bytes - n}) {
+    hash = fnv1a64({t.data + at, static_cast<size_t>(n)}, hash);
+  }
+  return hash;
 }
 
 uint64_t compute_fingerprint(const gguf::GgufFile& file) {
@@ -22,6 +35,7 @@ uint64_t compute_fingerprint(const gguf::GgufFile& file) {
     hash = hash_text(std::to_string(static_cast<uint32_t>(t.type)), hash);
     for (const int64_t extent : t.ne) hash = hash_text(std::to_string(extent), hash);
     hash = hash_text(std::to_string(t.offset), hash);
+    hash = hash_tensor_samples(t, hash);
   }
   return hash;
 }

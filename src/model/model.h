@@ -25,8 +25,8 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
 
-  // Identifies the model for snapshots: a hash of its metadata and tensor
-  // table (names, types, shapes, offsets), not of the weight bytes.
+  // Identifies the model for snapshots: a hash of its metadata, its tensor
+  // table (names, types, shapes, offsets) and bytes sampled from every tensor.
   uint64_t fingerprint() const { return fingerprint_; }
 
  private:

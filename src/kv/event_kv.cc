@@ -1,0 +1,401 @@
+#include "kv/event_kv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "compute/forward.h"
+#include "compute/rope.h"
+#include "kv/batch_runner.h"
+#include "util/error.h"
+
+namespace eventkv::kv {
+namespace {
+
+// allowed[e * n + f]: may tokens of event e attend to rows of event f?
+std::vector<char> allowed_matrix(const std::vector<EventState>& events, const EdgeMask& mask) {
+  const size_t n = events.size();
+  std::vector<char> allowed(n * n, 1);
+  if (mask.empty()) return allowed;
+  for (size_t e = 0; e < n; ++e) {
+    for (size_t f = 0; f < n; ++f) allowed[e * n + f] = mask.allows(events[e].id, events[f].id) ? 1 : 0;
+  }
+  return allowed;
+}
+
+// Log-probability of `token` under softmax(logits).
+double log_prob(const float* logits, int64_t n_vocab, int32_t token) {
+  const float max_logit = *std::max_element(logits, logits + n_vocab);
+  double total = 0.0;
+  for (int64_t i = 0; i < n_vocab; ++i) total += std::exp(static_cast<double>(logits[i] - max_logit));
+  return static_cast<double>(logits[token] - max_logit) - std::log(total);
+}
+
+}  // namespace
+
+EventKV::EventKV(std::shared_ptr<Engine> engine, std::shared_ptr<KvArena> arena)
+    : engine_(std::move(engine)), arena_(std::move(arena)) {}
+
+EventKV::~EventKV() { release_all(); }
+
+EventKV::EventKV(EventKV&& other) noexcept
+    : engine_(std::move(other.engine_)),
+      arena_(std::move(other.arena_)),
+      events_(std::move(other.events_)),
+      slots_(std::move(other.slots_)) {
+  other.slots_.clear();
+}
+
+EventKV& EventKV::operator=(EventKV&& other) noexcept {
+  if (this != &other) {
+    release_all();
+    engine_ = std::move(other.engine_);
+    arena_ = std::move(other.arena_);
+    events_ = std::move(other.events_);
+    slots_ = std::move(other.slots_);
+    other.slots_.clear();
+  }
+  return *this;
+}
+
+void EventKV::release_all() {
+  for (Slot& slot : slots_) {
+    if (slot.cell >= 0) arena_->release(slot.cell);
+    slot.cell = -1;
+  }
+}
+
+int32_t EventKV::event_index(std::string_view id) const {
+  for (size_t i = 0; i < events_.size(); ++i) {
+    if (events_[i].id == id) return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+const EventState& EventKV::event(std::string_view id) const {
+  const int32_t index = event_index(id);
+  if (index < 0) fail("unknown event '", id, "'");
+  return events_[static_cast<size_t>(index)];
+}
+
+int32_t EventKV::last_position() const {
+  int32_t last = -1;
+  for (const Slot& slot : slots_) last = std::max(last, slot.position);
+  return last;
+}
+
+int64_t EventKV::retained_rows() const {
+  return std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.cell >= 0; });
+}
+
+// Everything a slot may attend to: retained rows before it whose event the
+// mask allows, and its own event's rows up to itself.
+class Visibility {
+ public:
+  Visibility(const EventKV& history, const EdgeMask& mask)
+      : history_(history), allowed_(allowed_matrix(history.events(), mask)) {}
+
+  std::vector<VisibleCell> of(int32_t slot) const {
+    const auto& slots = history_.slots();
+    const size_t n_events = history_.events().size();
+    const auto own_event = static_cast<size_t>(slots[static_cast<size_t>(slot)].event);
+    std::vector<VisibleCell> visible;
+    for (int32_t s = 0; s <= slot; ++s) {
+      const EventKV::Slot& other = slots[static_cast<size_t>(s)];
+      if (other.cell < 0) continue;
+      const auto event = static_cast<size_t>(other.event);
+      if (event == own_event || allowed_[own_event * n_events + event]) visible.push_back({other.cell, other.position});
+    }
+    return visible;
+  }
+
+ private:
+  const EventKV& history_;
+  std::vector<char> allowed_;
+};
+
+void EventKV::append(std::span<const EventTokens> events, const EdgeMask& mask) {
+  EventKV* self = this;
+  const std::vector<std::vector<EventTokens>> lists = {std::vector<EventTokens>(events.begin(), events.end())};
+  append_batched({&self, 1}, lists, mask);
+}
+
+void EventKV::append_batched(std::span<EventKV* const> histories, std::span<const std::vector<EventTokens>> events,
+                             const EdgeMask& mask) {
+  if (histories.size() != events.size()) fail("append_batched: ", histories.size(), " histories, ", events.size(), " event lists");
+  if (histories.empty()) return;
+  Engine& engine = *histories[0]->engine_;
+  KvArena& arena = *histories[0]->arena_;
+  size_t n_tokens = 0;
+  for (size_t h = 0; h < histories.size(); ++h) {
+    if (histories[h]->engine_.get() != &engine || histories[h]->arena_.get() != &arena) {
+      fail("append_batched: histories must share one engine and one arena");
+    }
+    std::set<std::string> seen;
+    for (const EventTokens& e : events[h]) {
+      if (e.id.empty()) fail("event ids must not be empty");
+      if (histories[h]->event_index(e.id) >= 0 || !seen.insert(e.id).second) fail("duplicate event id '", e.id, "'");
+      if (e.tokens.empty()) fail("event '", e.id, "' has no tokens");
+      for (const int32_t token : e.tokens) {
+        if (token < 0 || token >= engine.model().config().n_vocab) fail("event '", e.id, "': token id ", token, " is outside the vocabulary");
+      }
+      n_tokens += e.tokens.size();
+    }
+  }
+  const int64_t free_cells = arena.storage().capacity() - arena.cells_in_use();
+  if (static_cast<int64_t>(n_tokens) > free_cells) {
+    fail("KV arena too small: ", n_tokens, " new tokens, ", free_cells, " free cells");
+  }
+  if (n_tokens == 0) return;
+  // Place the events, then compute them; undo the placement if that fails.
+  std::vector<size_t> old_events(histories.size());
+  std::vector<size_t> old_slots(histories.size());
+  BatchRunner runner(engine, arena);
+  try {
+    for (size_t h = 0; h < histories.size(); ++h) {
+      EventKV& history = *histories[h];
+      old_events[h] = history.events_.size();
+      old_slots[h] = history.slots_.size();
+      int32_t position = history.last_position();
+      for (const EventTokens& e : events[h]) {
+        const auto index = static_cast<int32_t>(history.events_.size());
+        history.events_.push_back({e.id, e.role, e.tokens, static_cast<int32_t>(history.slots_.size()), true});
+        for (size_t i = 0; i < e.tokens.size(); ++i) history.slots_.push_back({arena.allocate(), ++position, index});
+      }
+      const Visibility visibility(history, mask);
+      for (size_t s = old_slots[h]; s < history.slots_.size(); ++s) {
+        const Slot& slot = history.slots_[s];
+        runner.add(history.token_at(static_cast<int32_t>(s)), slot.position, slot.cell,
+                   visibility.of(static_cast<int32_t>(s)));
+      }
+    }
+    runner.run({});
+  } catch (...) {
+    for (size_t h = 0; h < histories.size(); ++h) {
+      EventKV& history = *histories[h];
+      for (size_t s = old_slots[h]; s < history.slots_.size(); ++s) arena.release(history.slots_[s].cell);
+      history.slots_.resize(old_slots[h]);
+      history.events_.resize(old_events[h]);
+    }
+    throw;
+  }
+}
+
+void EventKV::evict(std::span<const std::string> ids) {
+  std::vector<int32_t> indices;
+  for (const std::string& id : ids) {
+    const int32_t index = event_index(id);
+    if (index < 0) fail("evict: unknown event '", id, "'");
+    indices.push_back(index);
+  }
+  for (const int32_t index : indices) {
+    EventState& e = events_[static_cast<size_t>(index)];
+    for (int32_t s = e.begin; s < e.end(); ++s) {
+      Slot& slot = slots_[static_cast<size_t>(s)];
+      if (slot.cell >= 0) arena_->release(slot.cell);
+      slot.cell = -1;
+    }
+    e.retained = false;
+  }
+}
+
+void EventKV::own_cell(int32_t slot_index) {
+  Slot& slot = slots_[static_cast<size_t>(slot_index)];
+  if (arena_->references(slot.cell) == 1) return;
+  const int32_t fresh = arena_->allocate();
+  arena_->storage().copy_cell(arena_->storage(), slot.cell, fresh, 0, arena_->storage().n_layer());
+  arena_->release(slot.cell);
+  slot.cell = fresh;
+}
+
+void EventKV::recompute(std::span<const std::string> ids, const EdgeMask& mask, bool with_descendants) {
+  std::vector<char> target(events_.size(), 0);
+  int32_t first = static_cast<int32_t>(events_.size());
+  for (const std::string& id : ids) {
+    const int32_t index = event_index(id);
+    if (index < 0) fail("recompute: unknown event '", id, "'");
+    if (!events_[static_cast<size_t>(index)].retained) fail("recompute: event '", id, "' was evicted");
+    target[static_cast<size_t>(index)] = 1;
+    first = std::min(first, index);
+  }
+  if (with_descendants) {
+    for (size_t e = static_cast<size_t>(first); e < events_.size(); ++e) target[e] = events_[e].retained ? 1 : 0;
+  }
+  std::vector<int32_t> slots;
+  for (size_t e = 0; e < events_.size(); ++e) {
+    if (!target[e]) continue;
+    for (int32_t s = events_[e].begin; s < events_[e].end(); ++s) slots.push_back(s);
+  }
+  if (slots.empty()) return;
+  const int64_t free_cells = arena_->storage().capacity() - arena_->cells_in_use();
+  int64_t shared = 0;
+  for (const int32_t s : slots) shared += arena_->references(slots_[static_cast<size_t>(s)].cell) > 1 ? 1 : 0;
+  if (shared > free_cells) fail("KV arena too small to copy ", shared, " shared rows");
+  for (const int32_t s : slots) own_cell(s);
+  const Visibility visibility(*this, mask);
+  BatchRunner runner(*engine_, *arena_);
+  for (const int32_t s : slots) {
+    const Slot& slot = slots_[static_cast<size_t>(s)];
+    runner.add(token_at(s), slot.position, slot.cell, visibility.of(s));
+  }
+  runner.run({});
+}
+
+void EventKV::transplant(const EventKV& source, std::string_view id, int64_t layer_begin, int64_t layer_end) {
+  const EventState& mine = event(id);
+  const EventState& theirs = source.event(id);
+  if (source.engine_->model().fingerprint() != engine_->model().fingerprint()) {
+    fail("transplant: the source history was computed by another model");
+  }
+  if (mine.begin != theirs.begin || mine.tokens != theirs.tokens) {
+    fail("transplant: event '", id, "' has different tokens or positions in the source");
+  }
+  if (!mine.retained || !theirs.retained) fail("transplant: event '", id, "' is evicted on one side");
+  if (layer_begin < 0 || layer_end > arena_->storage().n_layer() || layer_begin >= layer_end) {
+    fail("transplant: layer range [", layer_begin, ", ", layer_end, ") is invalid");
+  }
+  for (int32_t s = mine.begin; s < mine.end(); ++s) {
+    if (source.slots_[static_cast<size_t>(s)].position != slots_[static_cast<size_t>(s)].position) {
+      fail("transplant: event '", id, "' rows sit at different positions in the source");
+    }
+  }
+  for (int32_t s = mine.begin; s < mine.end(); ++s) {
+    own_cell(s);
+    arena_->storage().copy_cell(source.arena_->storage(), source.slots_[static_cast<size_t>(s)].cell,
+                                slots_[static_cast<size_t>(s)].cell, layer_begin, layer_end);
+  }
+}
+
+void EventKV::reposition() {
+  const model::ModelConfig& c = engine_->model().config();
+  compute::KvStorage& storage = arena_->storage();
+  std::vector<float> row(static_cast<size_t>(c.kv_dim()));
+  int32_t next = 0;
+  for (size_t s = 0; s < slots_.size(); ++s) {
+    Slot& slot = slots_[s];
+    if (slot.cell < 0) {
+      slot.position = -1;
+      continue;
+    }
+    const int32_t delta = next - slot.position;
+    slot.position = next++;
+    if (delta == 0) continue;
+    own_cell(static_cast<int32_t>(s));
+    for (int64_t il = 0; il < c.n_layer; ++il) {
+      const compute::RopeParams rope = compute::layer_rope(c, il);
+      const compute::RopeTable table = compute::make_rope_table(rope, &delta, 1);
+      storage.gather_k(il, {slot.cell}, row.data());
+      compute::apply_rope(rope, table, 0, row.data(), c.n_head_kv, c.head_dim);
+      storage.write_k(il, slot.cell, row.data());
+    }
+  }
+}
+
+EventKV EventKV::fork(int64_t n_events) const {
+  const size_t kept = n_events < 0 ? events_.size() : std::min(events_.size(), static_cast<size_t>(n_events));
+  EventKV copy(engine_, arena_);
+  copy.events_.assign(events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(kept));
+  const size_t n_slots = kept == 0 ? 0 : static_cast<size_t>(copy.events_.back().end());
+  copy.slots_.assign(slots_.begin(), slots_.begin() + static_cast<std::ptrdiff_t>(n_slots));
+  for (const Slot& slot : copy.slots_) {
+    if (slot.cell >= 0) arena_->retain(slot.cell);
+  }
+  return copy;
+}
+
+std::vector<int32_t> EventKV::temporary_cells(size_t n) {
+  const int64_t free_cells = arena_->storage().capacity() - arena_->cells_in_use();
+  if (static_cast<int64_t>(n) > free_cells) fail("KV arena too small for the query: ", n, " tokens, ", free_cells, " free cells");
+  std::vector<int32_t> cells;
+  for (size_t i = 0; i < n; ++i) cells.push_back(arena_->allocate());
+  return cells;
+}
+
+int32_t EventKV::token_at(int32_t slot) const {
+  const EventState& e = events_[static_cast<size_t>(slots_[static_cast<size_t>(slot)].event)];
+  return e.tokens[static_cast<size_t>(slot - e.begin)];
+}
+
+std::vector<float> EventKV::run_query(const std::vector<int32_t>& query,
+                                      const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode) {
+  if (query.empty()) fail("query: no tokens");
+  const int64_t n_vocab = engine_->model().config().n_vocab;
+  size_t n_cells = query.size();
+  std::vector<const std::vector<int32_t>*> sequences = {&query};
+  for (const auto& candidate : candidates) {
+    if (candidate.empty()) fail("query: empty candidate");
+    n_cells += candidate.size() - 1;
+    sequences.push_back(&candidate);
+  }
+  for (const auto* sequence : sequences) {
+    for (const int32_t token : *sequence) {
+      if (token < 0 || token >= n_vocab) fail("query: token id ", token, " is outside the vocabulary");
+    }
+  }
+  std::vector<VisibleCell> visible;
+  int32_t base = last_position() + 1;
+  for (const Slot& slot : slots_) {
+    if (slot.cell >= 0) visible.push_back({slot.cell, slot.position});
+  }
+  if (mode == QueryPositions::kAfterRetained) {
+    base = 0;
+    for (const VisibleCell& v : visible) base = std::max(base, v.position + 1);
+  }
+  const std::vector<int32_t> cells = temporary_cells(n_cells);
+  const auto release_cells = [&] {
+    for (const int32_t cell : cells) arena_->release(cell);
+  };
+  try {
+    BatchRunner runner(*engine_, *arena_);
+    for (size_t i = 0; i < query.size(); ++i) {
+      visible.push_back({cells[i], base + static_cast<int32_t>(i)});
+      runner.add(query[i], base + static_cast<int32_t>(i), cells[i], visible);
+    }
+    std::vector<int32_t> rows = {runner.size() - 1};
+    size_t next_cell = query.size();
+    for (const auto& candidate : candidates) {
+      std::vector<VisibleCell> branch = visible;
+      for (size_t j = 0; j + 1 < candidate.size(); ++j) {
+        const int32_t position = base + static_cast<int32_t>(query.size() + j);
+        branch.push_back({cells[next_cell], position});
+        rows.push_back(runner.add(candidate[j], position, cells[next_cell++], branch));
+      }
+    }
+    std::vector<float> logits = runner.run(rows);
+    release_cells();
+    return logits;
+  } catch (...) {
+    release_cells();
+    throw;
+  }
+}
+
+std::vector<CandidateScore> EventKV::score(const std::vector<int32_t>& query,
+                                           const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode) {
+  const std::vector<float> logits = run_query(query, candidates, mode);
+  const int64_t n_vocab = engine_->model().config().n_vocab;
+  std::vector<CandidateScore> scores;
+  size_t row = 1;
+  for (const auto& candidate : candidates) {
+    CandidateScore score{log_prob(logits.data(), n_vocab, candidate[0]), static_cast<int32_t>(candidate.size())};
+    for (size_t j = 1; j < candidate.size(); ++j) {
+      score.log_prob += log_prob(logits.data() + (row++) * n_vocab, n_vocab, candidate[j]);
+    }
+    scores.push_back(score);
+  }
+  return scores;
+}
+
+std::vector<float> EventKV::query_logits(const std::vector<int32_t>& query, QueryPositions mode) {
+  return run_query(query, {}, mode);
+}
+
+EventKV EventKV::adopt(std::shared_ptr<Engine> engine, std::shared_ptr<KvArena> arena,
+                       std::vector<EventState> events, std::vector<Slot> slots) {
+  EventKV history(std::move(engine), std::move(arena));
+  history.events_ = std::move(events);
+  history.slots_ = std::move(slots);
+  return history;
+}
+
+}  // namespace eventkv::kv

@@ -1,0 +1,458 @@
+// The event KV cache against independent constructions of the same
+// computation (SPEC section 2, issue "Event-addressable KV cache").
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "compute/forward.h"
+#include "kv/context.h"
+#include "kv/event_kv.h"
+#include "kv/snapshot.h"
+#include "model/test_model.h"
+#include "test_support.h"
+#include "util/error.h"
+#include "util/half.h"
+#include "util/rng.h"
+
+namespace eventkv::kv {
+namespace {
+
+constexpr double kTolerance = 1e-5;  // relative to the largest magnitude compared
+
+struct TestCache {
+  std::vector<uint8_t> bytes;
+  std::shared_ptr<Engine> engine;
+  std::shared_ptr<KvArena> arena;
+
+  EventKV history() const { return EventKV(engine, arena); }
+  const model::ModelConfig& config() const { return engine->model().config(); }
+};
+
+TestCache make_cache(model::Arch arch, uint64_t seed = 21, compute::KvType type = compute::KvType::kF32) {
+  TestCache setup;
+  model::TestModelSpec spec;
+  spec.arch = arch;
+  spec.seed = seed;
+  spec.weight_type = gguf::GgmlType::kQ8_0;
+  spec.swa_pattern = 2;  // gemma3: layers alternate local (window 8) and global
+  setup.bytes = model::build_test_model(spec).to_bytes();
+  setup.engine = std::make_shared<Engine>(model::Model::from_bytes(setup.bytes, "test"), 2);
+  setup.arena = std::make_shared<KvArena>(setup.config(), 1024, type);
+  return setup;
+}
+
+std::vector<EventTokens> random_events(uint64_t seed, int n_events) {
+  Rng rng(seed);
+  std::vector<EventTokens> events;
+  for (int e = 0; e < n_events; ++e) {
+    EventTokens event{str_cat("e", e), e % 2 == 0 ? "user" : "assistant", {}};
+    const int length = 3 + static_cast<int>(rng.below(6));
+    for (int i = 0; i < length; ++i) event.tokens.push_back(static_cast<int32_t>(rng.below(256)));
+    events.push_back(event);
+  }
+  return events;
+}
+
+std::vector<int32_t> query_tokens() { return {10, 20, 30, 40}; }
+
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double max_diff = 0.0;
+  double max_value = 1e-30;
+  for (size_t i = 0; i < a.size(); ++i) {
+    max_diff = std::max(max_diff, std::abs(static_cast<double>(a[i]) - b[i]));
+    max_value = std::max(max_value, std::abs(static_cast<double>(b[i])));
+  }
+  return max_diff / max_value;
+}
+
+// K (or V) rows of every layer of a slot, as floats.
+std::vector<float> rows_of(const EventKV& h, int32_t slot, bool keys) {
+  const auto& storage = h.arena().storage();
+  std::vector<float> out;
+  for (int64_t il = 0; il < storage.n_layer(); ++il) {
+    std::vector<float> row(static_cast<size_t>(keys ? storage.k_dim() : storage.v_dim()));
+    if (keys) {
+      storage.gather_k(il, {h.cell_of(slot)}, row.data());
+    } else {
+      storage.gather_v(il, {h.cell_of(slot)}, row.data());
+    }
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  return out;
+}
+
+std::vector<int32_t> all_tokens(const std::vector<EventTokens>& events) {
+  std::vector<int32_t> tokens;
+  for (const EventTokens& e : events) tokens.insert(tokens.end(), e.tokens.begin(), e.tokens.end());
+  return tokens;
+}
+
+const std::vector<model::Arch> kArchs = {model::Arch::kLlama, model::Arch::kQwen2, model::Arch::kQwen3,
+                                         model::Arch::kGemma3};
+
+class EventKvTest : public ::testing::TestWithParam<model::Arch> {};
+
+TEST_P(EventKvTest, ServingEveryEventEqualsAFullContextForward) {
+  const TestCache setup = make_cache(GetParam());
+  const auto events = random_events(1, 6);
+  EventKV h = setup.history();
+  h.append(events);
+  const std::vector<float> served = h.query_logits(query_tokens());
+  Context context(setup.engine->shared_model(), {.n_ctx = 128, .n_threads = 2});
+  std::vector<int32_t> tokens = all_tokens(events);
+  const auto query = query_tokens();
+  tokens.insert(tokens.end(), query.begin(), query.end());
+  EXPECT_LE(relative_error(served, context.eval(tokens)), kTolerance);
+}
+
+// The reference builds the masked computation directly: every history token
+// sees the history causally; query tokens see it minus the evicted events.
+std::vector<float> masked_query_reference(const TestCache& setup, const std::vector<EventTokens>& events,
+                                          const std::vector<bool>& evicted) {
+  compute::ForwardBatch batch;
+  std::vector<bool> hidden;
+  for (size_t e = 0; e < events.size(); ++e) {
+    for (const int32_t token : events[e].tokens) {
+      batch.tokens.push_back(token);
+      hidden.push_back(evicted[e]);
+    }
+  }
+  const size_t n_history = batch.tokens.size();
+  for (const int32_t token : query_tokens()) {
+    batch.tokens.push_back(token);
+    hidden.push_back(false);
+  }
+  batch.positions.resize(batch.tokens.size());
+  std::iota(batch.positions.begin(), batch.positions.end(), 0);
+  batch.cells = batch.positions;
+  batch.kv_cells = batch.positions;
+  batch.kv_positions = batch.positions;
+  batch.visible = compute::causal_visibility(batch.positions, batch.kv_positions);
+  for (size_t t = n_history; t < batch.tokens.size(); ++t) {
+    auto& list = batch.visible[t];
+    list.erase(std::remove_if(list.begin(), list.end(), [&](int32_t j) { return hidden[static_cast<size_t>(j)]; }),
+               list.end());
+  }
+  batch.logit_rows = {static_cast<int32_t>(batch.tokens.size() - 1)};
+  compute::KvStorage storage(setup.config().n_layer, static_cast<int64_t>(batch.tokens.size()),
+                             setup.config().kv_dim(), setup.config().v_dim(), compute::KvType::kF32);
+  return compute::forward(setup.engine->model(), storage, batch, setup.engine->pool());
+}
+
+TEST_P(EventKvTest, EvictionEqualsMaskingTheQueryFromTheEvictedEvents) {
+  const TestCache setup = make_cache(GetParam());
+  const auto events = random_events(2, 8);  // ~45 tokens: longer than gemma3's window of 8
+  const std::vector<bool> evicted = {false, true, false, false, true, true, false, false};
+  EventKV h = setup.history();
+  h.append(events);
+  std::vector<std::string> ids;
+  for (size_t e = 0; e < events.size(); ++e) {
+    if (evicted[e]) ids.push_back(events[e].id);
+  }
+  h.evict(ids);
+  EXPECT_LE(relative_error(h.query_logits(query_tokens()), masked_query_reference(setup, events, evicted)),
+            kTolerance);
+}
+
+EdgeMask mask_from_everyone_after(const std::vector<EventTokens>& events, size_t source) {
+  EdgeMask mask;
+  for (size_t e = source + 1; e < events.size(); ++e) mask.remove(events[e].id, events[source].id);
+  return mask;
+}
+
+TEST_P(EventKvTest, IncrementalLocalRecomputeEqualsAFreshMaskedCompute) {
+  const TestCache setup = make_cache(GetParam());
+  const auto events = random_events(3, 6);
+  const size_t source = 1;
+  const EdgeMask mask = mask_from_everyone_after(events, source);
+  EventKV incremental = setup.history();
+  incremental.append(events);
+  incremental.recompute({{events[source + 1].id}}, mask, /*with_descendants=*/true);
+  EventKV fresh = setup.history();
+  fresh.append(events, mask);
+  for (int32_t s = 0; s < fresh.n_slots(); ++s) {
+    EXPECT_LE(relative_error(rows_of(incremental, s, true), rows_of(fresh, s, true)), kTolerance) << "slot " << s;
+    EXPECT_LE(relative_error(rows_of(incremental, s, false), rows_of(fresh, s, false)), kTolerance) << "slot " << s;
+  }
+  // The recomputed rows cannot depend on the masked source's tokens.
+  auto other_events = events;
+  for (int32_t& token : other_events[source].tokens) token = (token + 97) % 256;
+  EventKV other = setup.history();
+  other.append(other_events);
+  other.recompute({{events[source + 1].id}}, mask, true);
+  for (int32_t s = events[source + 1].tokens.empty() ? 0 : incremental.event(events[source + 1].id).begin;
+       s < other.n_slots(); ++s) {
+    EXPECT_EQ(rows_of(other, s, true), rows_of(incremental, s, true)) << "slot " << s;
+    EXPECT_EQ(rows_of(other, s, false), rows_of(incremental, s, false)) << "slot " << s;
+  }
+}
+
+TEST_P(EventKvTest, TransplantingEveryRowReproducesTheDonorsLogits) {
+  const TestCache setup = make_cache(GetParam());
+  auto events_a = random_events(4, 6);
+  auto events_b = events_a;
+  for (int32_t& token : events_b[1].tokens) token = (token + 31) % 256;  // the donor payload
+  EventKV a = setup.history();
+  EventKV b = setup.history();
+  a.append(events_a);
+  b.append(events_b);
+  const std::vector<std::string> source = {events_a[1].id};
+  a.evict(source);
+  b.evict(source);
+  const std::vector<float> a_logits = a.query_logits(query_tokens());
+  EXPECT_NE(a_logits, b.query_logits(query_tokens()));  // the retained rows carry the payload
+  for (const EventTokens& e : events_a) {
+    if (e.id != events_a[1].id) b.transplant(a, e.id, 0, setup.config().n_layer);
+  }
+  EXPECT_EQ(b.query_logits(query_tokens()), a_logits);
+}
+
+// Rotates one head in double: pairs as the model's RoPE pairs them.
+void rotate_reference(const model::ModelConfig& c, int64_t il, float* head, int64_t position) {
+  const compute::RopeParams rope = compute::layer_rope(c, il);
+  const int64_t half = rope.n_rot / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    const double theta = static_cast<double>(position) * rope.freq_scale *
+                         std::pow(static_cast<double>(rope.freq_base), -2.0 * static_cast<double>(i) / rope.n_rot);
+    const int64_t i0 = rope.pairing == compute::RopePairing::kAdjacent ? 2 * i : i;
+    const int64_t i1 = rope.pairing == compute::RopePairing::kAdjacent ? 2 * i + 1 : i + half;
+    const double x0 = head[i0];
+    const double x1 = head[i1];
+    head[i0] = static_cast<float>(x0 * std::cos(theta) - x1 * std::sin(theta));
+    head[i1] = static_cast<float>(x0 * std::sin(theta) + x1 * std::cos(theta));
+  }
+}
+
+TEST_P(EventKvTest, RepositionedRowsEqualRowsRotatedToTheirNewPositions) {
+  const TestCache setup = make_cache(GetParam());
+  const model::ModelConfig& c = setup.config();
+  const auto events = random_events(5, 5);
+  EventKV h = setup.history();
+  h.append(events);
+  h.evict({{events[0].id, events[2].id}});
+  std::vector<std::vector<float>> keys_before;
+  std::vector<std::vector<float>> values_before;
+  std::vector<int32_t> positions_before;
+  for (int32_t s = 0; s < h.n_slots(); ++s) {
+    if (h.cell_of(s) < 0) continue;
+    keys_before.push_back(rows_of(h, s, true));
+    values_before.push_back(rows_of(h, s, false));
+    positions_before.push_back(h.position_of(s));
+  }
+  h.reposition();
+  size_t r = 0;
+  for (int32_t s = 0; s < h.n_slots(); ++s) {
+    if (h.cell_of(s) < 0) continue;
+    EXPECT_EQ(h.position_of(s), static_cast<int32_t>(r));
+    std::vector<float> expected = keys_before[r];
+    for (int64_t il = 0; il < c.n_layer; ++il) {
+      for (int64_t head = 0; head < c.n_head_kv; ++head) {
+        float* row = expected.data() + il * c.kv_dim() + head * c.head_dim;
+        rotate_reference(c, il, row, -positions_before[r]);
+        rotate_reference(c, il, row, static_cast<int64_t>(r));
+      }
+    }
+    EXPECT_LE(relative_error(rows_of(h, s, true), expected), kTolerance) << "slot " << s;
+    EXPECT_EQ(rows_of(h, s, false), values_before[r]);
+    ++r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, EventKvTest, ::testing::ValuesIn(kArchs),
+                         [](const auto& info) { return std::string(model::arch_name(info.param)); });
+
+TEST(EventKv, SlidingWindowCountsOriginalPositionsAfterEviction) {
+  // gemma3 with a window of 8: evicting events must not pull older rows into
+  // the window. The reference hides exactly the evicted rows and keeps
+  // positions, so windows cover the same keys in both.
+  const TestCache setup = make_cache(model::Arch::kGemma3);
+  const auto events = random_events(6, 10);
+  std::vector<bool> evicted(events.size(), false);
+  evicted[7] = evicted[8] = true;
+  EventKV h = setup.history();
+  h.append(events);
+  h.evict({{events[7].id, events[8].id}});
+  const std::vector<float> served = h.query_logits(query_tokens());
+  EXPECT_LE(relative_error(served, masked_query_reference(setup, events, evicted)), kTolerance);
+  // Compacting positions changes which keys fall in the window, so the answer moves.
+  h.reposition();
+  EXPECT_GT(relative_error(h.query_logits(query_tokens(), QueryPositions::kAfterRetained), served), 1e-4);
+}
+
+TEST(EventKv, ForkSharesRowsAndBatchedSidesMatchSeparateOnes) {
+  const TestCache setup = make_cache(model::Arch::kLlama);
+  auto events_a = random_events(7, 6);
+  auto events_b = events_a;
+  for (int32_t& token : events_b[2].tokens) token = (token + 5) % 256;
+  EventKV prefix = setup.history();
+  prefix.append(std::vector<EventTokens>(events_a.begin(), events_a.begin() + 2));
+  const int64_t cells_before = setup.arena->cells_in_use();
+  EventKV a = prefix.fork();
+  EventKV b = prefix.fork();
+  EXPECT_EQ(setup.arena->cells_in_use(), cells_before);  // shared, not copied
+  const std::vector<std::vector<EventTokens>> suffixes = {
+      std::vector<EventTokens>(events_a.begin() + 2, events_a.end()),
+      std::vector<EventTokens>(events_b.begin() + 2, events_b.end())};
+  EventKV* sides[] = {&a, &b};
+  EventKV::append_batched(sides, suffixes);
+  EventKV a_alone = setup.history();
+  a_alone.append(events_a);
+  EventKV b_alone = setup.history();
+  b_alone.append(events_b);
+  EXPECT_LE(relative_error(a.query_logits(query_tokens()), a_alone.query_logits(query_tokens())), kTolerance);
+  EXPECT_LE(relative_error(b.query_logits(query_tokens()), b_alone.query_logits(query_tokens())), kTolerance);
+  // Writing to a shared row copies it: b's recompute leaves a untouched.
+  const std::vector<float> a_logits = a.query_logits(query_tokens());
+  EdgeMask mask;
+  mask.remove(events_b[1].id, events_b[0].id);
+  b.recompute({{events_b[1].id}}, mask, true);
+  EXPECT_EQ(a.query_logits(query_tokens()), a_logits);
+}
+
+TEST(EventKv, EvictionReleasesMemory) {
+  const TestCache setup = make_cache(model::Arch::kLlama);
+  auto events = random_events(8, 40);
+  EventKV h = setup.history();
+  h.append(events);
+  const size_t held = setup.arena->bytes_held();
+  EXPECT_GT(held, 0u);
+  EXPECT_EQ(h.bytes_retained(), h.bytes_full());
+  std::vector<std::string> ids;
+  for (const EventTokens& e : events) ids.push_back(e.id);
+  h.evict(std::vector<std::string>(ids.begin(), ids.begin() + 20));
+  EXPECT_LT(h.bytes_retained(), h.bytes_full());
+  EXPECT_LT(setup.arena->bytes_held(), held);
+  h.evict(std::vector<std::string>(ids.begin() + 20, ids.end()));
+  EXPECT_EQ(setup.arena->bytes_held(), 0u);
+}
+
+TEST(EventKv, ScoresAreTeacherForcedLogProbabilities) {
+  const TestCache setup = make_cache(model::Arch::kQwen3);
+  const auto events = random_events(9, 4);
+  EventKV h = setup.history();
+  h.append(events);
+  const std::vector<std::vector<int32_t>> candidates = {{7}, {8, 9, 10}};
+  const auto scores = h.score(query_tokens(), candidates);
+  ASSERT_EQ(scores.size(), 2u);
+  // Reference: extend the context token by token and read each log-softmax.
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    Context context(setup.engine->shared_model(), {.n_ctx = 128, .n_threads = 2});
+    std::vector<int32_t> tokens = all_tokens(events);
+    const auto query = query_tokens();
+    tokens.insert(tokens.end(), query.begin(), query.end());
+    std::vector<float> logits = context.eval(tokens);
+    double expected = 0.0;
+    for (const int32_t token : candidates[c]) {
+      const float max_logit = *std::max_element(logits.begin(), logits.end());
+      double total = 0.0;
+      for (const float l : logits) total += std::exp(static_cast<double>(l - max_logit));
+      expected += static_cast<double>(logits[static_cast<size_t>(token)] - max_logit) - std::log(total);
+      logits = context.eval({&token, 1});
+    }
+    EXPECT_NEAR(scores[c].log_prob, expected, 1e-4) << "candidate " << c;
+    EXPECT_EQ(scores[c].n_tokens, static_cast<int32_t>(candidates[c].size()));
+  }
+  EXPECT_EQ(setup.arena->cells_in_use(), h.retained_rows());  // temporary rows were released
+}
+
+TEST(EventKv, FailedOperationsChangeNothing) {
+  const TestCache setup = make_cache(model::Arch::kLlama);
+  const auto events = random_events(10, 3);
+  EventKV h = setup.history();
+  h.append(events);
+  const int64_t cells = setup.arena->cells_in_use();
+  EXPECT_THROW(h.append(std::vector<EventTokens>{{"e0", "user", {1, 2}}}), Error);  // duplicate id
+  EXPECT_THROW(h.append(std::vector<EventTokens>{{"new", "user", {1, 999999}}}), Error);
+  EXPECT_THROW(h.append(std::vector<EventTokens>{{"big", "user", std::vector<int32_t>(5000, 1)}}), Error);
+  EXPECT_THROW(h.evict({{"missing"}}), Error);
+  EXPECT_THROW(h.transplant(h, "missing", 0, 1), Error);
+  EXPECT_EQ(h.events().size(), 3u);
+  EXPECT_EQ(setup.arena->cells_in_use(), cells);
+}
+
+class SnapshotTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / str_cat("eventkv-snap-", ::getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(SnapshotTest, RoundTripIsBitExact) {
+  for (const compute::KvType type : {compute::KvType::kF32, compute::KvType::kF16}) {
+    const TestCache setup = make_cache(model::Arch::kGemma3, 21, type);
+    const auto events = random_events(11, 5);
+    EventKV h = setup.history();
+    h.append(events);
+    h.evict({{events[1].id}});
+    save_snapshot(h, path("h.snap"));
+    auto arena = std::make_shared<KvArena>(setup.config(), 256, type);
+    EventKV loaded = load_snapshot(path("h.snap"), setup.engine, arena);
+    ASSERT_EQ(loaded.n_slots(), h.n_slots());
+    for (int32_t s = 0; s < h.n_slots(); ++s) {
+      ASSERT_EQ(loaded.cell_of(s) >= 0, h.cell_of(s) >= 0);
+      EXPECT_EQ(loaded.position_of(s), h.position_of(s));
+      if (h.cell_of(s) < 0) continue;
+      EXPECT_EQ(rows_of(loaded, s, true), rows_of(h, s, true));
+      EXPECT_EQ(rows_of(loaded, s, false), rows_of(h, s, false));
+    }
+    EXPECT_EQ(loaded.query_logits(query_tokens()), h.query_logits(query_tokens()));
+    EXPECT_FALSE(loaded.event(events[1].id).retained);
+  }
+}
+
+std::string load_error(const std::string& file, const TestCache& setup) {
+  try {
+    auto arena = std::make_shared<KvArena>(setup.config(), 256, compute::KvType::kF32);
+    (void)load_snapshot(file, setup.engine, arena);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(SnapshotTest, CorruptTruncatedAndForeignSnapshotsAreRefused) {
+  const TestCache setup = make_cache(model::Arch::kLlama);
+  EventKV h = setup.history();
+  h.append(random_events(12, 3));
+  save_snapshot(h, path("good.snap"));
+  std::vector<char> bytes;
+  {
+    std::ifstream in(path("good.snap"), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const auto write = [&](const std::string& name, const std::vector<char>& content) {
+    std::ofstream(path(name), std::ios::binary).write(content.data(), static_cast<std::streamsize>(content.size()));
+    return path(name);
+  };
+  auto flipped = bytes;
+  flipped[bytes.size() / 2] ^= 0x40;
+  EXPECT_NE(load_error(write("flipped.snap", flipped), setup).find("checksum"), std::string::npos);
+  EXPECT_NE(load_error(write("cut.snap", std::vector<char>(bytes.begin(), bytes.begin() + bytes.size() / 3)), setup)
+                .find("checksum"),
+            std::string::npos);
+  EXPECT_NE(load_error(write("junk.snap", {'n', 'o', 'p', 'e'}), setup).find("not an eventkv snapshot"),
+            std::string::npos);
+  EXPECT_NE(load_error(path("absent.snap"), setup).find("cannot open"), std::string::npos);
+  const TestCache other = make_cache(model::Arch::kLlama, 99);
+  EXPECT_NE(load_error(path("good.snap"), other).find("different model"), std::string::npos);
+  EXPECT_THROW(save_snapshot(h, path("no/such/dir/x.snap")), Error);
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << "left " << entry.path();
+  }
+}
+
+}  // namespace
+}  // namespace eventkv::kv
