@@ -37,9 +37,9 @@ void BM_Prefill(benchmark::State& state, const std::string& file_name) {
   const auto model = load_model(file_name);
   if (!model) return state.SkipWithError("model not downloaded");
   const auto tokens = some_tokens(kPrefillTokens, model->config().n_vocab);
-  const eventkv::kv::ContextParams params{.n_ctx = kPrefillTokens, .n_threads = static_cast<int>(state.range(0))};
+  auto engine = std::make_shared<eventkv::kv::Engine>(model, static_cast<int>(state.range(0)));
   for (auto _ : state) {
-    eventkv::kv::Context context(model, params);
+    eventkv::kv::Context context(engine, {.n_ctx = kPrefillTokens});
     benchmark::DoNotOptimize(context.eval(tokens));
   }
   state.counters["tokens_per_s"] =
@@ -50,9 +50,9 @@ void BM_Decode(benchmark::State& state, const std::string& file_name) {
   const auto model = load_model(file_name);
   if (!model) return state.SkipWithError("model not downloaded");
   const auto tokens = some_tokens(kDecodeTokens, model->config().n_vocab);
-  const eventkv::kv::ContextParams params{.n_ctx = kDecodeTokens, .n_threads = static_cast<int>(state.range(0))};
+  auto engine = std::make_shared<eventkv::kv::Engine>(model, static_cast<int>(state.range(0)));
   for (auto _ : state) {
-    eventkv::kv::Context context(model, params);
+    eventkv::kv::Context context(engine, {.n_ctx = kDecodeTokens});
     for (const int32_t token : tokens) benchmark::DoNotOptimize(context.eval({&token, 1}));
   }
   state.counters["tokens_per_s"] =

@@ -19,15 +19,15 @@ compute::KvStorage make_storage(const model::Model& model, const ContextParams& 
 
 }  // namespace
 
-Context::Context(std::shared_ptr<const model::Model> model, const ContextParams& params)
-    : model_(std::move(model)), params_(params), kv_(make_storage(*model_, params)), pool_(params.n_threads) {
+Context::Context(std::shared_ptr<Engine> engine, const ContextParams& params)
+    : engine_(std::move(engine)), params_(params), kv_(make_storage(engine_->model(), params)) {
   if (params.max_batch < 1) fail("batch size must be at least 1, got ", params.max_batch);
 }
 
 std::vector<float> Context::eval(std::span<const int32_t> tokens, bool all_logits) {
   const auto n = static_cast<int64_t>(tokens.size());
   if (n == 0) fail("eval: no tokens");
-  const int64_t n_vocab = model_->config().n_vocab;
+  const int64_t n_vocab = engine_->model().config().n_vocab;
   for (const int32_t token : tokens) {
     if (token < 0 || token >= n_vocab) fail("token id ", token, " is outside the vocabulary of ", n_vocab);
   }
@@ -52,7 +52,7 @@ std::vector<float> Context::eval(std::span<const int32_t> tokens, bool all_logit
     } else if (end == n) {
       batch.logit_rows = {static_cast<int32_t>(end - begin - 1)};
     }
-    const std::vector<float> part = compute::forward(*model_, kv_, batch, pool_);
+    const std::vector<float> part = compute::forward(engine_->model(), kv_, batch, engine_->pool());
     logits.insert(logits.end(), part.begin(), part.end());
     n_past_ += end - begin;
   }

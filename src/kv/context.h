@@ -1,6 +1,6 @@
 // A plain causal context: tokens are appended at positions 0, 1, 2, ... and
-// each sees everything before it. It owns its KV rows and thread pool; the
-// model is shared. This is what generation and chat use; the event cache
+// each sees everything before it. It owns its KV rows; the engine (model and
+// threads) is shared. This is what generation and chat use; the event cache
 // (kv/event_kv.h) builds on the same forward pass with explicit plans.
 #pragma once
 
@@ -11,23 +11,20 @@
 
 #include "compute/forward.h"
 #include "compute/kv_storage.h"
-#include "compute/thread_pool.h"
-#include "model/model.h"
+#include "kv/engine.h"
 
 namespace eventkv::kv {
 
 struct ContextParams {
   int64_t n_ctx = 4096;  // capacity in tokens
-  int n_threads = 1;
   compute::KvType kv_type = compute::KvType::kF32;
   int64_t max_batch = 512;  // prompt tokens per forward call
 };
 
 class Context {
  public:
-  // Throws Error for n_ctx < 1, n_ctx beyond the model's trained context or
-  // n_threads < 1.
-  Context(std::shared_ptr<const model::Model> model, const ContextParams& params);
+  // Throws Error for n_ctx < 1 or beyond the model's trained context.
+  Context(std::shared_ptr<Engine> engine, const ContextParams& params);
 
   // Appends `tokens` and returns the logits after the last one ([n_vocab]),
   // or after every one ([tokens.size(), n_vocab]) when all_logits is set.
@@ -36,17 +33,16 @@ class Context {
 
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return params_.n_ctx; }
-  const model::Model& model() const { return *model_; }
+  const model::Model& model() const { return engine_->model(); }
   size_t kv_bytes_held() const { return kv_.bytes_held(); }
 
   // Forgets every token (frees their rows).
   void clear();
 
  private:
-  std::shared_ptr<const model::Model> model_;
+  std::shared_ptr<Engine> engine_;
   ContextParams params_;
   compute::KvStorage kv_;
-  compute::ThreadPool pool_;
   int64_t n_past_ = 0;
 };
 

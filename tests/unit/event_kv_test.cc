@@ -36,8 +36,18 @@ struct TestCache {
   const model::ModelConfig& config() const { return engine->model().config(); }
 };
 
-TestCache make_cache(model::Arch arch, uint64_t seed = 21, compute::KvType type = compute::KvType::kF32) {
+// A generated model of `arch`, or a real model file when `real_file` is set
+// (an empty engine when that file is not downloaded).
+TestCache make_cache(model::Arch arch, uint64_t seed = 21, compute::KvType type = compute::KvType::kF32,
+                     const std::string& real_file = "") {
   TestCache setup;
+  if (!real_file.empty()) {
+    const std::string path = testing::real_model_path(real_file);
+    if (path.empty()) return setup;
+    setup.engine = std::make_shared<Engine>(model::Model::load(path), 2);
+    setup.arena = std::make_shared<KvArena>(setup.config(), 1024, type);
+    return setup;
+  }
   model::TestModelSpec spec;
   spec.arch = arch;
   spec.seed = seed;
@@ -96,18 +106,38 @@ std::vector<int32_t> all_tokens(const std::vector<EventTokens>& events) {
   return tokens;
 }
 
-const std::vector<model::Arch> kArchs = {model::Arch::kLlama, model::Arch::kQwen2, model::Arch::kQwen3,
-                                         model::Arch::kGemma3};
+struct ModelCase {
+  std::string label;
+  model::Arch arch;
+  std::string real_file;  // empty: a generated model
+};
 
-class EventKvTest : public ::testing::TestWithParam<model::Arch> {};
+const std::vector<ModelCase> kModelCases = {
+    {"llama", model::Arch::kLlama, ""},
+    {"qwen2", model::Arch::kQwen2, ""},
+    {"qwen3", model::Arch::kQwen3, ""},
+    {"gemma3", model::Arch::kGemma3, ""},
+    {"smollm2_135m", model::Arch::kLlama, "smollm2-135m-instruct-q4_1.gguf"},
+    {"gemma3_270m", model::Arch::kGemma3, "gemma-3-270m-q4_k_m.gguf"},
+    {"qwen25_coder_05b", model::Arch::kQwen2, "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"},
+};
+
+class EventKvTest : public ::testing::TestWithParam<ModelCase> {
+ protected:
+  void SetUp() override {
+    cache_ = make_cache(GetParam().arch, 21, compute::KvType::kF32, GetParam().real_file);
+    if (!cache_.engine) GTEST_SKIP() << GetParam().real_file << " not downloaded (scripts/get-models --all)";
+  }
+  TestCache cache_;
+};
 
 TEST_P(EventKvTest, ServingEveryEventEqualsAFullContextForward) {
-  const TestCache setup = make_cache(GetParam());
+  const TestCache& setup = cache_;
   const auto events = random_events(1, 6);
   EventKV h = setup.history();
   h.append(events);
   const std::vector<float> served = h.query_logits(query_tokens());
-  Context context(setup.engine->shared_model(), {.n_ctx = 128, .n_threads = 2});
+  Context context(setup.engine, {.n_ctx = 128});
   std::vector<int32_t> tokens = all_tokens(events);
   const auto query = query_tokens();
   tokens.insert(tokens.end(), query.begin(), query.end());
@@ -149,7 +179,7 @@ std::vector<float> masked_query_reference(const TestCache& setup, const std::vec
 }
 
 TEST_P(EventKvTest, EvictionEqualsMaskingTheQueryFromTheEvictedEvents) {
-  const TestCache setup = make_cache(GetParam());
+  const TestCache& setup = cache_;
   const auto events = random_events(2, 8);  // ~45 tokens: longer than gemma3's window of 8
   const std::vector<bool> evicted = {false, true, false, false, true, true, false, false};
   EventKV h = setup.history();
@@ -170,7 +200,7 @@ EdgeMask mask_from_everyone_after(const std::vector<EventTokens>& events, size_t
 }
 
 TEST_P(EventKvTest, IncrementalLocalRecomputeEqualsAFreshMaskedCompute) {
-  const TestCache setup = make_cache(GetParam());
+  const TestCache& setup = cache_;
   const auto events = random_events(3, 6);
   const size_t source = 1;
   const EdgeMask mask = mask_from_everyone_after(events, source);
@@ -197,7 +227,7 @@ TEST_P(EventKvTest, IncrementalLocalRecomputeEqualsAFreshMaskedCompute) {
 }
 
 TEST_P(EventKvTest, TransplantingEveryRowReproducesTheDonorsLogits) {
-  const TestCache setup = make_cache(GetParam());
+  const TestCache& setup = cache_;
   auto events_a = random_events(4, 6);
   auto events_b = events_a;
   for (int32_t& token : events_b[1].tokens) token = (token + 31) % 256;  // the donor payload
@@ -233,7 +263,7 @@ void rotate_reference(const model::ModelConfig& c, int64_t il, float* head, int6
 }
 
 TEST_P(EventKvTest, RepositionedRowsEqualRowsRotatedToTheirNewPositions) {
-  const TestCache setup = make_cache(GetParam());
+  const TestCache& setup = cache_;
   const model::ModelConfig& c = setup.config();
   const auto events = random_events(5, 5);
   EventKV h = setup.history();
@@ -267,8 +297,8 @@ TEST_P(EventKvTest, RepositionedRowsEqualRowsRotatedToTheirNewPositions) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, EventKvTest, ::testing::ValuesIn(kArchs),
-                         [](const auto& info) { return std::string(model::arch_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Models, EventKvTest, ::testing::ValuesIn(kModelCases),
+                         [](const auto& info) { return info.param.label; });
 
 TEST(EventKv, SlidingWindowCountsOriginalPositionsAfterEviction) {
   // gemma3 with a window of 8: evicting events must not pull older rows into
@@ -345,7 +375,7 @@ TEST(EventKv, ScoresAreTeacherForcedLogProbabilities) {
   ASSERT_EQ(scores.size(), 2u);
   // Reference: extend the context token by token and read each log-softmax.
   for (size_t c = 0; c < candidates.size(); ++c) {
-    Context context(setup.engine->shared_model(), {.n_ctx = 128, .n_threads = 2});
+    Context context(setup.engine, {.n_ctx = 128});
     std::vector<int32_t> tokens = all_tokens(events);
     const auto query = query_tokens();
     tokens.insert(tokens.end(), query.begin(), query.end());

@@ -71,8 +71,11 @@ float check_prompt(const model::Model& model, const nlohmann::json& prompt) {
   const auto ids = prompt["ids"].get<std::vector<int32_t>>();
   const auto n = static_cast<int64_t>(ids.size());
   const int64_t n_vocab = model.config().n_vocab;
-  kv::Context context(std::shared_ptr<const model::Model>(&model, [](const model::Model*) {}),
-                      {.n_ctx = n, .n_threads = 2});
+  static std::shared_ptr<kv::Engine> engine;
+  if (!engine || &engine->model() != &model) {
+    engine = std::make_shared<kv::Engine>(std::shared_ptr<const model::Model>(&model, [](const model::Model*) {}), 2);
+  }
+  kv::Context context(engine, {.n_ctx = n});
   const std::vector<float> logits = context.eval(ids, /*all_logits=*/true);
   const std::vector<int32_t> top_ids = decode_ids(prompt["top_ids"].get<std::string>());
   const std::vector<float> top_values = base64_floats(prompt["top_values"].get<std::string>());
