@@ -34,18 +34,24 @@ TransposedKeys transpose_keys(const AttentionShape& s, const float* k, int64_t n
   return kt;
 }
 
-// scores[i] = scale * q . key(begin + i) for keys [begin, end), begin a multiple of 16.
-void score_span(const float* q, const float* kt_head, int64_t n_padded, int64_t head_dim, int64_t begin, int64_t end,
-                float scale, float* scores) {
+// For kGroup query heads sharing one kv head: scores[g][i] = scale * q_g .
+// key(begin + i) for keys [begin, end), begin a multiple of 16. Each key
+// vector loaded feeds every head of the group.
+template <int kGroup>
+void score_span(const float* q, int64_t q_stride, const float* kt_head, int64_t n_padded, int64_t head_dim,
+                int64_t begin, int64_t end, float scale, float* scores, int64_t scores_stride) {
   for (int64_t j = begin; j < end; j += kLanes) {
-    v16f acc{};
-    for (int64_t d = 0; d < head_dim; ++d) acc = q[d] * load16(kt_head + d * n_padded + j) + acc;
-    store16(scores + (j - begin), acc * scale);
+    v16f acc[kGroup] = {};
+    for (int64_t d = 0; d < head_dim; ++d) {
+      const v16f keys = load16(kt_head + d * n_padded + j);
+      for (int g = 0; g < kGroup; ++g) acc[g] = q[g * q_stride + d] * keys + acc[g];
+    }
+    for (int g = 0; g < kGroup; ++g) store16(scores + g * scores_stride + (j - begin), acc[g] * scale);
   }
 }
 
-// Softmax over scores[0, n) where `visible` (ascending, relative to the span)
-// lists the entries that count; the others become exactly 0.
+// Softmax over scores[0, n) where `keys` (ascending) lists the entries that
+// count; the others become exactly 0.
 void masked_softmax(float* scores, int64_t n, const std::vector<int32_t>& keys, int64_t begin) {
   if (static_cast<int64_t>(keys.size()) != keys.back() - keys.front() + 1) {
     std::vector<float> kept(keys.size());
@@ -62,23 +68,38 @@ void masked_softmax(float* scores, int64_t n, const std::vector<int32_t>& keys, 
   softmax(scores + first, last - first);
 }
 
-// out[0, head_dim_v) = sum_i p[i] v(begin + i), one output vector at a time.
-void weighted_values(const float* p, const float* v_head, int64_t v_stride, int64_t head_dim_v, int64_t begin,
-                     int64_t end, float* out) {
-  int64_t c = 0;
-  for (; c + kLanes <= head_dim_v; c += kLanes) {
-    v16f acc{};
-    for (int64_t j = begin; j < end; ++j) acc = p[j - begin] * load16(v_head + j * v_stride + c) + acc;
-    store16(out + c, acc);
-  }
-  for (; c < head_dim_v; ++c) {
-    float acc = 0.0f;
-    for (int64_t j = begin; j < end; ++j) acc += p[j - begin] * v_head[j * v_stride + c];
-    out[c] = acc;
+// out_g[0, head_dim_v) = sum_i p_g[i] v(begin + i) for kGroup heads, one
+// output vector at a time; each value vector loaded feeds every head.
+template <int kGroup>
+void weighted_values(const float* p, int64_t p_stride, const float* v_head, int64_t v_stride, int64_t head_dim_v,
+                     int64_t begin, int64_t end, float* out, int64_t out_stride) {
+  for (int64_t c = 0; c + kLanes <= head_dim_v; c += kLanes) {
+    v16f acc[kGroup] = {};
+    for (int64_t j = begin; j < end; ++j) {
+      const v16f values = load16(v_head + j * v_stride + c);
+      for (int g = 0; g < kGroup; ++g) acc[g] = p[g * p_stride + (j - begin)] * values + acc[g];
+    }
+    for (int g = 0; g < kGroup; ++g) store16(out + g * out_stride + c, acc[g]);
   }
 }
 
-// All query heads of one kv head, for one query.
+// All query heads of one kv head, for one query, kGroup heads at a time.
+template <int kGroup>
+void attend_heads(const AttentionShape& s, const float* q, const TransposedKeys& kt, const float* v,
+                  const std::vector<int32_t>& keys, float* out, int64_t kv_head, int64_t first_head,
+                  std::vector<float>& scores) {
+  const int64_t begin = keys.front() / kLanes * kLanes;
+  const int64_t end = keys.back() + 1;
+  const int64_t padded_end = (end + kLanes - 1) / kLanes * kLanes;
+  const int64_t span = padded_end - begin;
+  scores.resize(static_cast<size_t>(kGroup * span));
+  score_span<kGroup>(q + first_head * s.head_dim, s.head_dim, kt.head(kv_head, s.head_dim), kt.n_padded,
+                     s.head_dim, begin, padded_end, s.scale, scores.data(), span);
+  for (int g = 0; g < kGroup; ++g) masked_softmax(scores.data() + g * span, end - begin, keys, begin);
+  weighted_values<kGroup>(scores.data(), span, v + kv_head * s.head_dim_v, s.n_head_kv * s.head_dim_v,
+                          s.head_dim_v, begin, end, out + first_head * s.head_dim_v, s.head_dim_v);
+}
+
 void attend_group(const AttentionShape& s, const float* q, const TransposedKeys& kt, const float* v,
                   const std::vector<int32_t>& keys, float* out, int64_t kv_head, std::vector<float>& scores) {
   const int64_t group = s.n_head / s.n_head_kv;
@@ -86,19 +107,11 @@ void attend_group(const AttentionShape& s, const float* q, const TransposedKeys&
     std::fill(out + kv_head * group * s.head_dim_v, out + (kv_head + 1) * group * s.head_dim_v, 0.0f);
     return;
   }
-  const int64_t begin = keys.front() / kLanes * kLanes;
-  const int64_t end = keys.back() + 1;
-  const int64_t padded_end = (end + kLanes - 1) / kLanes * kLanes;
-  scores.resize(static_cast<size_t>(padded_end - begin));
-  const int64_t v_stride = s.n_head_kv * s.head_dim_v;
-  for (int64_t g = 0; g < group; ++g) {
-    const int64_t head = kv_head * group + g;
-    score_span(q + head * s.head_dim, kt.head(kv_head, s.head_dim), kt.n_padded, s.head_dim, begin, padded_end,
-               s.scale, scores.data());
-    masked_softmax(scores.data(), end - begin, keys, begin);
-    weighted_values(scores.data(), v + kv_head * s.head_dim_v, v_stride, s.head_dim_v, begin, end,
-                    out + head * s.head_dim_v);
-  }
+  int64_t head = kv_head * group;
+  const int64_t last = head + group;
+  for (; head + 4 <= last; head += 4) attend_heads<4>(s, q, kt, v, keys, out, kv_head, head, scores);
+  for (; head + 2 <= last; head += 2) attend_heads<2>(s, q, kt, v, keys, out, kv_head, head, scores);
+  for (; head < last; ++head) attend_heads<1>(s, q, kt, v, keys, out, kv_head, head, scores);
 }
 
 }  // namespace

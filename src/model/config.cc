@@ -146,6 +146,10 @@ void validate(const gguf::GgufFile& file, ModelConfig& config) {
   if (config.head_dim <= 0 || config.head_dim_v <= 0 || config.n_ff <= 0) {
     fail(file.name(), ": key_length, value_length and feed_forward_length must be positive");
   }
+  if (config.head_dim % 16 != 0 || config.head_dim_v % 16 != 0) {
+    fail(file.name(), ": head sizes ", config.head_dim, " and ", config.head_dim_v,
+         " must be multiples of 16 (the attention kernels' vector width)");
+  }
   if (config.n_rot <= 0 || config.n_rot > config.head_dim || config.n_rot % 2 != 0) {
     fail(file.name(), ": rope.dimension_count ", config.n_rot,
          " must be even and at most the head size ", config.head_dim);
