@@ -14,6 +14,8 @@ struct MakeTestModelOptions {
   std::string arch = "llama";
   std::string type = "f32";
   uint64_t seed = 1;
+  std::string tokenizer = "byte-level";
+  std::string pre = "default";
   bool type_zoo = false;
   std::string out;
 };
@@ -35,6 +37,8 @@ void add_make_test_model_command(CLI::App& app) {
   cmd->add_option("--arch", options->arch, "llama, qwen2, qwen3 or gemma3");
   cmd->add_option("--type", options->type, "ggml type of every weight matrix (f32, q4_k, ...)");
   cmd->add_option("--seed", options->seed, "random seed");
+  cmd->add_option("--tokenizer", options->tokenizer, "byte-level (default), bpe or spm");
+  cmd->add_option("--pre", options->pre, "tokenizer.ggml.pre of a BPE tokenizer (default)");
   cmd->add_flag("--type-zoo", options->type_zoo,
                 "write one small tensor of every supported type instead");
   cmd->add_option("-o,--output", options->out, "output file")->required();
@@ -48,6 +52,8 @@ void add_make_test_model_command(CLI::App& app) {
       if (!type) fail("--type: unknown ggml type '", options->type, "'");
       spec.weight_type = *type;
       spec.seed = options->seed;
+      spec.tokenizer = model::parse_test_tokenizer(options->tokenizer);
+      spec.pre = options->pre;
       model::build_test_model(spec).write(options->out);
     }
     std::cout << "wrote " << options->out << "\n";

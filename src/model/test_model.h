@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "gguf/types.h"
 #include "gguf/writer.h"
 #include "model/config.h"
+#include "model/test_vocab.h"
 
 namespace eventkv::model {
 
@@ -22,10 +24,13 @@ struct TestModelSpec {
   int64_t n_ff = 512;
   int64_t n_ctx = 512;
   int64_t sliding_window = 8;  // gemma3; layers alternate local, global
+  TestTokenizer tokenizer = TestTokenizer::kByteLevel;
+  std::string pre = "default";  // tokenizer.ggml.pre of the BPE kinds
 };
 
 // The model as a writer, ready to write or to serialize in memory. Its
-// vocabulary is byte-level BPE (256 byte tokens, ChatML specials, no merges).
+// vocabulary is spec.tokenizer's (by default byte-level BPE: 256 byte tokens,
+// ChatML specials, no merges).
 gguf::GgufWriter build_test_model(const TestModelSpec& spec);
 
 // One [256, 4] tensor of each dequantizable type, named after the type.

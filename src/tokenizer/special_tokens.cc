@@ -10,6 +10,17 @@ bool cut_without_parse_special(const Vocab& vocab, TokenId id) {
   return !vocab.has_attr(id, static_cast<TokenAttr>(kAttrControl | kAttrUnknown));
 }
 
+// A cut special token; with kAttrRstrip it also consumes the white space after it.
+struct Cut {
+  uint32_t end;
+  uint32_t consumed_end;
+  TokenId token;
+};
+
+bool is_ascii_space(char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
 }  // namespace
 
 SpecialTokenMatcher::SpecialTokenMatcher(const Vocab& vocab) {
@@ -77,21 +88,26 @@ void SpecialTokenMatcher::split(const Vocab& vocab, std::string_view text, bool 
   std::sort(found.begin(), found.end(), [](const Occurrence& a, const Occurrence& b) {
     return a.rank != b.rank ? a.rank < b.rank : a.begin < b.begin;
   });
-  std::map<uint32_t, std::pair<uint32_t, TokenId>> cuts;  // begin -> (end, token)
+  std::map<uint32_t, Cut> cuts;  // by begin
   for (const Occurrence& occurrence : found) {
     const TokenId token = vocab.special_tokens[occurrence.rank];
     const uint32_t begin = occurrence.begin;
     const auto end = static_cast<uint32_t>(begin + vocab.texts[token].size());
     const auto next = cuts.lower_bound(begin);
-    if (next != cuts.end() && next->first < end) continue;
-    if (next != cuts.begin() && std::prev(next)->second.first > begin) continue;
-    cuts.emplace_hint(next, begin, std::make_pair(end, token));
+    const uint32_t fragment_end = next == cuts.end() ? text.size() : next->first;
+    if (fragment_end < end) continue;
+    if (next != cuts.begin() && std::prev(next)->second.consumed_end > begin) continue;
+    uint32_t consumed_end = end;
+    if (vocab.has_attr(token, kAttrRstrip)) {
+      while (consumed_end < fragment_end && is_ascii_space(text[consumed_end])) ++consumed_end;
+    }
+    cuts.emplace_hint(next, begin, Cut{end, consumed_end, token});
   }
   uint32_t pos = 0;
   for (const auto& [begin, cut] : cuts) {
     if (begin > pos) out.push_back({text.substr(pos, begin - pos), kNoToken});
-    out.push_back({text.substr(begin, cut.first - begin), cut.second});
-    pos = cut.first;
+    out.push_back({text.substr(begin, cut.end - begin), cut.token});
+    pos = cut.consumed_end;
   }
   if (pos < text.size()) out.push_back({text.substr(pos), kNoToken});
 }

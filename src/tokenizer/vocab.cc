@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include "gguf/reader.h"
 #include "util/error.h"
@@ -185,6 +186,20 @@ void collect_special_tokens(Vocab& vocab) {
       [&](TokenId a, TokenId b) { return vocab.texts[a].size() > vocab.texts[b].size(); });
 }
 
+// llama.cpp's rule for Phi-3 files (recognized by name): white space after a
+// special token, but <unk>, <s> and <|endoftext|>, is not text.
+void mark_rstrip(const gguf::GgufFile& file, Vocab& vocab) {
+  std::string name = file.get_string("general.name").value_or("");
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (name.find("phi-3") == std::string::npos && name.find("phi3") == std::string::npos) return;
+  for (const TokenId id : vocab.special_tokens) vocab.attrs[id] |= kAttrRstrip;
+  if (const auto id = vocab.find("</s>")) vocab.attrs[*id] |= kAttrRstrip;
+  for (const std::string_view text : {"<unk>", "<s>", "<|endoftext|>"}) {
+    if (const auto id = vocab.find(text)) vocab.attrs[*id] &= ~kAttrRstrip;
+  }
+}
+
 }  // namespace
 
 std::optional<TokenId> Vocab::find(std::string_view text) const {
@@ -210,6 +225,7 @@ void load_vocab(const gguf::GgufFile& file, Vocab& vocab) {
   read_special_ids(file, vocab);
   mark_end_of_generation(vocab);
   collect_special_tokens(vocab);
+  mark_rstrip(file, vocab);
 }
 
 }  // namespace eventkv::tokenizer

@@ -28,6 +28,7 @@ enum TokenAttr : uint8_t {
   kAttrUserDefined = 8,
   kAttrUnused = 16,
   kAttrByte = 32,
+  kAttrRstrip = 64,  // white space after the token is dropped when it is cut out
 };
 
 struct Vocab {
