@@ -159,14 +159,17 @@ std::string Tokenizer::token_text(TokenId id) const {
 }
 
 std::string Tokenizer::decode(std::span<const TokenId> ids) const {
+  const Vocab& vocab = data_->vocab;
+  const bool prefixed = vocab.kind == TokenizerKind::kSpm && vocab.add_space_prefix;
   std::string out;
+  bool fragment_start = true;  // at the start or after a special token
   for (const TokenId id : ids) {
     const std::string piece = token_text(id);
-    // Undo the space prefix SPM put before the first word.
-    const bool strip = out.empty() && &id == ids.data() && data_->vocab.add_space_prefix &&
-                       data_->vocab.kind == TokenizerKind::kSpm && !piece.empty() &&
-                       piece[0] == ' ';
+    const bool special = is_special(id);
+    // Undo the space prefix SPM puts before every raw fragment.
+    const bool strip = prefixed && fragment_start && !special && !piece.empty() && piece[0] == ' ';
     out.append(piece, strip ? 1 : 0);
+    fragment_start = special;
   }
   return out;
 }

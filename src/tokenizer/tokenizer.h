@@ -37,9 +37,10 @@ class Tokenizer {
   std::vector<TokenId> encode(std::string_view text, bool parse_special = false) const;
 
   // The text of `ids`: the concatenation of token_text, less the space an
-  // SPM tokenizer with add_space_prefix puts before the first word. Round-trips
-  // encode() for valid UTF-8 the vocabulary can represent. Throws Error for an
-  // id out of range.
+  // SPM tokenizer with add_space_prefix puts at the start and after each
+  // special token (llama.cpp only removes the first). Round-trips encode() for
+  // valid UTF-8 the vocabulary can represent (Phi-3's files aside: they drop
+  // white space after special tokens). Throws Error for an id out of range.
   std::string decode(std::span<const TokenId> ids) const;
 
   // Decoded bytes of one token (special tokens give their text). Throws Error
