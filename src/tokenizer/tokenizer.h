@@ -39,8 +39,9 @@ class Tokenizer {
   // The text of `ids`: the concatenation of token_text, less the space an
   // SPM tokenizer with add_space_prefix puts at the start and after each
   // special token (llama.cpp only removes the first). Round-trips encode() for
-  // valid UTF-8 the vocabulary can represent (Phi-3's files aside: they drop
-  // white space after special tokens). Throws Error for an id out of range.
+  // valid UTF-8 the vocabulary can represent, except that SPM reads U+2581 in
+  // the input as a space and Phi-3's files drop white space after special
+  // tokens (both as llama.cpp). Throws Error for an id out of range.
   std::string decode(std::span<const TokenId> ids) const;
 
   // Decoded bytes of one token (special tokens give their text). Throws Error
