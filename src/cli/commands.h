@@ -8,5 +8,6 @@ namespace eventkv::cli {
 
 void add_inspect_command(CLI::App& app);
 void add_make_test_model_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
 
 }  // namespace eventkv::cli

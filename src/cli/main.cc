@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   eventkv::cli::add_inspect_command(app);
   eventkv::cli::add_make_test_model_command(app);
+  eventkv::cli::add_tokenize_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -16,6 +16,8 @@ struct MakeTestModelOptions {
   uint64_t seed = 1;
   int64_t layers = 2;
   std::string name;
+  std::string tokenizer = "byte-level";
+  std::string pre = "default";
   bool type_zoo = false;
   std::string out;
 };
@@ -39,6 +41,8 @@ void add_make_test_model_command(CLI::App& app) {
   cmd->add_option("--seed", options->seed, "random seed");
   cmd->add_option("--layers", options->layers, "number of layers")->check(CLI::Range(1, 64));
   cmd->add_option("--name", options->name, "general.name (e.g. to label a llama-arch file as Mistral)");
+  cmd->add_option("--tokenizer", options->tokenizer, "byte-level (default), bpe or spm");
+  cmd->add_option("--pre", options->pre, "tokenizer.ggml.pre of a BPE tokenizer (default)");
   cmd->add_flag("--type-zoo", options->type_zoo,
                 "write one small tensor of every supported type instead");
   cmd->add_option("-o,--output", options->out, "output file")->required();
@@ -54,6 +58,8 @@ void add_make_test_model_command(CLI::App& app) {
       spec.seed = options->seed;
       spec.n_layer = options->layers;
       spec.name = options->name;
+      spec.tokenizer = model::parse_test_tokenizer(options->tokenizer);
+      spec.pre = options->pre;
       model::build_test_model(spec).write(options->out);
     }
     std::cout << "wrote " << options->out << "\n";

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "gguf/random_tensor.h"
-#include "tokenizer/byte_unicode.h"
 #include "util/rng.h"
 
 namespace eventkv::model {
@@ -12,29 +11,6 @@ namespace {
 
 constexpr float kWeightScale = 0.05f;
 constexpr float kNormScale = 0.1f;
-
-void add_byte_level_vocab(gguf::GgufWriter& writer) {
-  std::vector<std::string> tokens;
-  std::vector<int32_t> types;
-  for (int byte = 0; byte < 256; ++byte) {
-    std::string piece;
-    tokenizer::append_utf8(piece, tokenizer::byte_to_codepoint(static_cast<uint8_t>(byte)));
-    tokens.push_back(piece);
-    types.push_back(1);  // normal
-  }
-  for (const char* special : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) {
-    tokens.emplace_back(special);
-    types.push_back(3);  // control
-  }
-  writer.set_string("tokenizer.ggml.model", "gpt2");
-  writer.set_string("tokenizer.ggml.pre", "default");
-  writer.set_strings("tokenizer.ggml.tokens", tokens);
-  writer.set_int32s("tokenizer.ggml.token_type", types);
-  writer.set_strings("tokenizer.ggml.merges", {});
-  writer.set_uint32("tokenizer.ggml.bos_token_id", 257);
-  writer.set_uint32("tokenizer.ggml.eos_token_id", 258);
-  writer.set_bool("tokenizer.ggml.add_bos_token", false);
-}
 
 class ModelBuilder {
  public:
@@ -52,8 +28,7 @@ class ModelBuilder {
   }
 
   gguf::GgufWriter build() {
-    write_metadata();
-    const int64_t n_vocab = 259;
+    const int64_t n_vocab = write_metadata();
     matrix("token_embd.weight", spec_.n_embd, n_vocab);
     vector("output_norm.weight", spec_.n_embd, 1.0f, kNormScale);
     if (spec_.arch == Arch::kQwen2) matrix("output.weight", spec_.n_embd, n_vocab);
@@ -62,7 +37,8 @@ class ModelBuilder {
   }
 
  private:
-  void write_metadata() {
+  // Returns the vocabulary size.
+  int64_t write_metadata() {
     const std::string arch(arch_name(spec_.arch));
     writer_.set_string("general.architecture", arch);
     writer_.set_string("general.name", spec_.name.empty() ? "eventkv test " + arch : spec_.name);
@@ -85,7 +61,7 @@ class ModelBuilder {
       }
     }
     writer_.set_uint32("general.file_type", 0);
-    add_byte_level_vocab(writer_);
+    return add_test_vocab(writer_, spec_.tokenizer, spec_.pre);
   }
 
   void write_layer(const std::string& prefix) {

@@ -8,6 +8,7 @@
 #include "gguf/types.h"
 #include "gguf/writer.h"
 #include "model/config.h"
+#include "model/test_vocab.h"
 
 namespace eventkv::model {
 
@@ -25,10 +26,13 @@ struct TestModelSpec {
   int64_t sliding_window = 8;  // gemma3
   std::string name;             // general.name; empty: "eventkv test <arch>"
   int64_t swa_pattern = 0;     // gemma3: every swa_pattern-th layer is global; 0 leaves the key out (6)
+  TestTokenizer tokenizer = TestTokenizer::kByteLevel;
+  std::string pre = "default";  // tokenizer.ggml.pre of the BPE kinds
 };
 
 // The model as a writer, ready to write or to serialize in memory. Its
-// vocabulary is byte-level BPE (256 byte tokens, ChatML specials, no merges).
+// vocabulary is spec.tokenizer's (by default byte-level BPE: 256 byte tokens,
+// ChatML specials, no merges).
 gguf::GgufWriter build_test_model(const TestModelSpec& spec);
 
 // One [256, 4] tensor of each dequantizable type, named after the type.

@@ -35,6 +35,15 @@ expect_error "unknown type for test model" "unknown ggml type" make-test-model -
 "$eventkv" make-test-model --arch gemma3 --type q4_k -o "$tmp/tiny.gguf" >/dev/null || failures=$((failures + 1))
 "$eventkv" inspect "$tmp/tiny.gguf" | grep -q "architecture  gemma3" || { echo "FAIL: inspect text"; failures=$((failures + 1)); }
 "$eventkv" inspect --json "$tmp/tiny.gguf" | grep -q '"sliding_window": 8' || { echo "FAIL: inspect json"; failures=$((failures + 1)); }
+expect_error "tokenize: missing model" "cannot open" tokenize -m "$tmp/absent.gguf" hi
+expect_error "tokenize: bad JSON" "input is not JSON" tokenize -m "$tmp/tiny.gguf" --chat '{bad'
+expect_error "tokenize: not a list" "JSON list" tokenize -m "$tmp/tiny.gguf" --chat '{"role": "user"}'
+expect_error "tokenize: unknown role" "unknown chat role 'robot'" tokenize -m "$tmp/tiny.gguf" --chat '[{"role": "robot", "content": "x"}]'
+expect_error "tokenize: unknown format" "unknown chat format 'vicuna'" tokenize -m "$tmp/tiny.gguf" --chat --format vicuna '[]'
+expect_error "tokenize: format without its tokens" "needs the special token" tokenize -m "$tmp/tiny.gguf" --chat --format gemma '[{"role": "user", "content": "x"}]'
+"$eventkv" tokenize -m "$tmp/tiny.gguf" "hi there" | grep -q "^8 tokens" || { echo "FAIL: tokenize text"; failures=$((failures + 1)); }
+echo '[{"role": "user", "content": "hi"}]' | "$eventkv" tokenize -m "$tmp/tiny.gguf" --chat --generation-prompt - |
+  grep -q "message 0 (user) .*\[0, 10)" || { echo "FAIL: tokenize --chat"; failures=$((failures + 1)); }
 leftovers=$(find "$tmp" -name '*.tmp-*' | wc -l)
 [ "$leftovers" -eq 0 ] || { echo "FAIL: temporary files left behind"; failures=$((failures + 1)); }
 

@@ -41,6 +41,13 @@ inline std::string real_model_path(const std::string& file_name) {
   return std::filesystem::exists(path) ? path.string() : std::string();
 }
 
+// The shared/ folder beside the checkout (llama.cpp's vocab-only test files
+// live there), or $EVENTKV_SHARED when set.
+inline std::filesystem::path shared_dir() {
+  if (const char* dir = std::getenv("EVENTKV_SHARED")) return dir;
+  return source_dir().parent_path() / "shared";
+}
+
 // Decodes standard base64 (with '=' padding) into bytes.
 inline std::vector<uint8_t> base64_decode(const std::string& text) {
   const auto value = [](char c) -> int {

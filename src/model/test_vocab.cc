@@ -1,0 +1,172 @@
+#include "model/test_vocab.h"
+
+#include <array>
+#include <cstdio>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/byte_unicode.h"
+#include "util/error.h"
+
+namespace eventkv::model {
+namespace {
+
+// Token types as GGUF stores them.
+constexpr int32_t kNormal = 1;
+constexpr int32_t kUnknown = 2;
+constexpr int32_t kControl = 3;
+constexpr int32_t kUserDefined = 4;
+constexpr int32_t kByte = 6;
+
+// Words the generated vocabularies learn, so that merges apply to ordinary
+// text, code, numbers and a little non-ASCII.
+constexpr std::array<std::string_view, 40> kWords = {
+    "the", " the", "and",  " and", "ing",    "tion",   " of",   " to",   " is",  " a",
+    "he",  "in",   "er",   "on",   " Hello", " world", "Hello", "world", " you", "'s",
+    "12",  "123",  "2024", "  ",   "    ",   "\n\n",   "\n",    "()",    "();",  " {",
+    "=>",  " =",   "def",  " def", "été",    "über",   "你好",  "世界",  "😀",    " light",
+};
+
+struct VocabBuilder {
+  std::vector<std::string> tokens;
+  std::vector<int32_t> types;
+  std::vector<float> scores;
+  std::set<std::string> known;
+
+  bool add(const std::string& text, int32_t type, float score = 0.0f) {
+    if (!known.insert(text).second) return false;
+    tokens.push_back(text);
+    types.push_back(type);
+    scores.push_back(score);
+    return true;
+  }
+};
+
+std::string byte_level(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    tokenizer::append_utf8(out, tokenizer::byte_to_codepoint(static_cast<uint8_t>(c)));
+  }
+  return out;
+}
+
+// Each word is learnt left to right, one byte character at a time: merge
+// "prefix next" makes the longer prefix a token.
+int64_t add_bpe(gguf::GgufWriter& writer, const std::string& pre, bool with_merges) {
+  VocabBuilder vocab;
+  for (int byte = 0; byte < 256; ++byte) {
+    vocab.add(byte_level(std::string(1, static_cast<char>(byte))), kNormal);
+  }
+  std::vector<std::string> merges;
+  if (with_merges) {
+    for (const std::string_view word : kWords) {
+      std::string prefix = byte_level(word.substr(0, 1));
+      for (size_t i = 1; i < word.size(); ++i) {
+        const std::string next = byte_level(word.substr(i, 1));
+        if (vocab.add(prefix + next, kNormal))
+          merges.push_back(std::string(prefix).append(" ").append(next));
+        prefix += next;
+      }
+    }
+  }
+  const auto first_special = static_cast<uint32_t>(vocab.tokens.size());
+  for (const char* special : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) {
+    vocab.add(special, kControl);
+  }
+  if (with_merges) {
+    // The special tokens of the Llama 3 and Mistral chat formats, so those
+    // formats can be rendered too.
+    for (const char* special : {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
+                                "<|eot_id|>", "[INST]", "[/INST]", "[SYSTEM_PROMPT]",
+                                "[/SYSTEM_PROMPT]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "</s>"}) {
+      vocab.add(special, kControl);
+    }
+    vocab.add("<tool_call>", kUserDefined);
+  }
+  writer.set_string("tokenizer.ggml.model", "gpt2");
+  writer.set_string("tokenizer.ggml.pre", pre);
+  writer.set_strings("tokenizer.ggml.tokens", vocab.tokens);
+  writer.set_int32s("tokenizer.ggml.token_type", vocab.types);
+  writer.set_strings("tokenizer.ggml.merges", merges);
+  writer.set_uint32("tokenizer.ggml.bos_token_id", first_special + 1);  // <|im_start|>
+  writer.set_uint32("tokenizer.ggml.eos_token_id", first_special + 2);  // <|im_end|>
+  writer.set_bool("tokenizer.ggml.add_bos_token", false);
+  return static_cast<int64_t>(vocab.tokens.size());
+}
+
+std::string space_marked(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == ' ') {
+      out += "\xE2\x96\x81";  // U+2581
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Every prefix of every word (spaces as U+2581) is a piece; later words score
+// lower, longer prefixes higher, so merge order is not plain left to right.
+int64_t add_spm(gguf::GgufWriter& writer) {
+  VocabBuilder vocab;
+  vocab.add("<unk>", kUnknown);
+  vocab.add("<s>", kControl);
+  vocab.add("</s>", kControl);
+  for (int byte = 0; byte < 256; ++byte) {
+    char hex[8];
+    std::snprintf(hex, sizeof(hex), "<0x%02X>", byte);
+    vocab.add(hex, kByte);
+  }
+  vocab.add("<start_of_turn>", kControl);
+  vocab.add("<end_of_turn>", kControl);
+  vocab.add("\n", kUserDefined);
+  float score = -1.0f;
+  for (const std::string_view word : kWords) {
+    const std::string marked = space_marked(word);
+    for (size_t length = 1; length <= marked.size(); ++length) {
+      const bool ends_character =
+          length == marked.size() || (static_cast<uint8_t>(marked[length]) & 0xC0) != 0x80;
+      if (!ends_character) continue;
+      vocab.add(marked.substr(0, length), kNormal, score + static_cast<float>(length) * 0.25f);
+    }
+    score -= 1.0f;
+  }
+  for (char c = 'a'; c <= 'z'; ++c) vocab.add(std::string(1, c), kNormal, score--);
+  vocab.add("\xE2\x96\x81", kNormal, score--);
+  writer.set_string("tokenizer.ggml.model", "llama");
+  writer.set_string("tokenizer.ggml.pre", "default");
+  writer.set_strings("tokenizer.ggml.tokens", vocab.tokens);
+  writer.set_int32s("tokenizer.ggml.token_type", vocab.types);
+  writer.set_float32s("tokenizer.ggml.scores", vocab.scores);
+  writer.set_uint32("tokenizer.ggml.bos_token_id", 1);
+  writer.set_uint32("tokenizer.ggml.eos_token_id", 2);
+  writer.set_uint32("tokenizer.ggml.unknown_token_id", 0);
+  writer.set_bool("tokenizer.ggml.add_bos_token", true);
+  writer.set_bool("tokenizer.ggml.add_space_prefix", true);
+  return static_cast<int64_t>(vocab.tokens.size());
+}
+
+}  // namespace
+
+TestTokenizer parse_test_tokenizer(const std::string& name) {
+  if (name == "byte-level") return TestTokenizer::kByteLevel;
+  if (name == "bpe") return TestTokenizer::kBpe;
+  if (name == "spm") return TestTokenizer::kSpm;
+  fail("--tokenizer: unknown test tokenizer '", name, "' (byte-level, bpe, spm)");
+}
+
+int64_t add_test_vocab(gguf::GgufWriter& writer, TestTokenizer kind, const std::string& pre) {
+  switch (kind) {
+    case TestTokenizer::kByteLevel:
+      return add_bpe(writer, pre, false);
+    case TestTokenizer::kBpe:
+      return add_bpe(writer, pre, true);
+    case TestTokenizer::kSpm:
+      return add_spm(writer);
+  }
+  fail("unknown test tokenizer");
+}
+
+}  // namespace eventkv::model

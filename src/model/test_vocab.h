@@ -1,0 +1,25 @@
+// Vocabularies for generated test models, one per tokenizer kind, so each
+// tokenizer path has a model that needs no download. Deterministic.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gguf/writer.h"
+
+namespace eventkv::model {
+
+enum class TestTokenizer {
+  kByteLevel,  // byte-level BPE, 256 byte tokens, no merges (the default)
+  kBpe,        // byte-level BPE with merges of common words and a user-defined token
+  kSpm,        // SentencePiece-style with scores, byte fallback and a space prefix
+};
+
+// Parses "byte-level", "bpe" or "spm"; throws Error otherwise.
+TestTokenizer parse_test_tokenizer(const std::string& name);
+
+// Writes the tokenizer.* keys; returns the vocabulary size. `pre` is the
+// tokenizer.ggml.pre value of the BPE kinds.
+int64_t add_test_vocab(gguf::GgufWriter& writer, TestTokenizer kind, const std::string& pre);
+
+}  // namespace eventkv::model
