@@ -22,9 +22,11 @@ constexpr int kEvents = 20;
 constexpr int kSourceEvent = 10;  // the donor pair's source sits mid-history
 
 std::shared_ptr<eventkv::kv::Engine> default_engine(int threads) {
-  const auto path = std::filesystem::path(EVENTKV_SOURCE_DIR) / "models" / "smollm2-135m-instruct-q4_1.gguf";
+  const auto path =
+      std::filesystem::path(EVENTKV_SOURCE_DIR) / "models" / "smollm2-135m-instruct-q4_1.gguf";
   if (!std::filesystem::exists(path)) return nullptr;
-  static std::shared_ptr<const eventkv::model::Model> model = eventkv::model::Model::load(path.string());
+  static std::shared_ptr<const eventkv::model::Model> model =
+      eventkv::model::Model::load(path.string());
   return std::make_shared<eventkv::kv::Engine>(model, threads);
 }
 
@@ -35,7 +37,8 @@ std::vector<EventTokens> history_events(uint64_t seed) {
   for (int e = 0; e < kEvents; ++e) {
     EventTokens event{"e" + std::to_string(e), e % 2 == 0 ? "user" : "assistant", {}};
     const int length = 60 + static_cast<int>(rng.below(31));
-    for (int i = 0; i < length; ++i) event.tokens.push_back(static_cast<int32_t>(100 + rng.below(30000)));
+    for (int i = 0; i < length; ++i)
+      event.tokens.push_back(static_cast<int32_t>(100 + rng.below(30000)));
     events.push_back(event);
   }
   return events;
@@ -51,19 +54,22 @@ void BM_ComputeGlobally(benchmark::State& state) {
   size_t tokens = 0;
   for (const auto& e : events) tokens += e.tokens.size();
   for (auto _ : state) {
-    auto arena = std::make_shared<eventkv::kv::KvArena>(engine->model().config(), 2048, eventkv::compute::KvType::kF32);
+    auto arena = std::make_shared<eventkv::kv::KvArena>(engine->model().config(), 2048,
+                                                        eventkv::compute::KvType::kF32);
     EventKV history(engine, arena);
     history.append(events);
   }
   state.counters["tokens"] = static_cast<double>(tokens);
-  state.counters["tokens_per_s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tokens_per_s"] = benchmark::Counter(
+      static_cast<double>(tokens), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_EvictHalfAndScore(benchmark::State& state) {
   auto engine = default_engine(static_cast<int>(state.range(0)));
   if (!engine) return state.SkipWithError("default model not downloaded");
   const auto events = history_events(1);
-  auto arena = std::make_shared<eventkv::kv::KvArena>(engine->model().config(), 2048, eventkv::compute::KvType::kF32);
+  auto arena = std::make_shared<eventkv::kv::KvArena>(engine->model().config(), 2048,
+                                                      eventkv::compute::KvType::kF32);
   EventKV computed(engine, arena);
   computed.append(events);
   std::vector<std::string> half;
@@ -101,7 +107,8 @@ void BM_DonorPair(benchmark::State& state) {
   for (int32_t& token : events_b[kSourceEvent].tokens) token = (token * 7 + 11) % 30000 + 100;
   const std::vector<std::string> source = {events_a[kSourceEvent].id};
   for (auto _ : state) {
-    auto arena = std::make_shared<eventkv::kv::KvArena>(engine->model().config(), 4096, eventkv::compute::KvType::kF32);
+    auto arena = std::make_shared<eventkv::kv::KvArena>(engine->model().config(), 4096,
+                                                        eventkv::compute::KvType::kF32);
     EventKV a(engine, arena);
     EventKV b(engine, arena);
     if (shared) {
@@ -123,7 +130,8 @@ void BM_DonorPair(benchmark::State& state) {
     benchmark::DoNotOptimize(a.score(kQuery, kCandidates));
     benchmark::DoNotOptimize(b.score(kQuery, kCandidates));
   }
-  state.counters["pairs_per_s"] = benchmark::Counter(1.0, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["pairs_per_s"] =
+      benchmark::Counter(1.0, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 BENCHMARK(BM_ComputeGlobally)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();

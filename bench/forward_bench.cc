@@ -42,8 +42,8 @@ void BM_Prefill(benchmark::State& state, const std::string& file_name) {
     eventkv::kv::Context context(engine, {.n_ctx = kPrefillTokens});
     benchmark::DoNotOptimize(context.eval(tokens));
   }
-  state.counters["tokens_per_s"] =
-      benchmark::Counter(static_cast<double>(kPrefillTokens), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tokens_per_s"] = benchmark::Counter(
+      static_cast<double>(kPrefillTokens), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_Decode(benchmark::State& state, const std::string& file_name) {
@@ -55,13 +55,14 @@ void BM_Decode(benchmark::State& state, const std::string& file_name) {
     eventkv::kv::Context context(engine, {.n_ctx = kDecodeTokens});
     for (const int32_t token : tokens) benchmark::DoNotOptimize(context.eval({&token, 1}));
   }
-  state.counters["tokens_per_s"] =
-      benchmark::Counter(static_cast<double>(kDecodeTokens), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tokens_per_s"] = benchmark::Counter(
+      static_cast<double>(kDecodeTokens), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void register_benchmarks() {
-  for (const char* file : {"smollm2-135m-instruct-q4_1.gguf", "gemma-3-270m-q4_k_m.gguf",
-                           "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"}) {
+  for (const char* file :
+       {"smollm2-135m-instruct-q4_1.gguf", "gemma-3-270m-q4_k_m.gguf",
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"}) {
     using Bench = void (*)(benchmark::State&, const std::string&);
     for (const auto& [name, fn] : {std::pair<const char*, Bench>{"prefill512/", BM_Prefill},
                                    std::pair<const char*, Bench>{"decode128/", BM_Decode}}) {

@@ -63,4 +63,3 @@ void register_benchmarks() {
 const bool kRegistered = (register_benchmarks(), true);
 
 }  // namespace
-

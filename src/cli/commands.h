@@ -9,5 +9,8 @@ namespace eventkv::cli {
 void add_inspect_command(CLI::App& app);
 void add_make_test_model_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
+void add_chat_command(CLI::App& app);
+void add_history_command(CLI::App& app);
 
 }  // namespace eventkv::cli

@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
   eventkv::cli::add_inspect_command(app);
   eventkv::cli::add_make_test_model_command(app);
   eventkv::cli::add_tokenize_command(app);
+  eventkv::cli::add_generate_command(app);
+  eventkv::cli::add_chat_command(app);
+  eventkv::cli::add_history_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

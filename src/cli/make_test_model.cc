@@ -40,7 +40,8 @@ void add_make_test_model_command(CLI::App& app) {
   cmd->add_option("--type", options->type, "ggml type of every weight matrix (f32, q4_k, ...)");
   cmd->add_option("--seed", options->seed, "random seed");
   cmd->add_option("--layers", options->layers, "number of layers")->check(CLI::Range(1, 64));
-  cmd->add_option("--name", options->name, "general.name (e.g. to label a llama-arch file as Mistral)");
+  cmd->add_option("--name", options->name,
+                  "general.name (e.g. to label a llama-arch file as Mistral)");
   cmd->add_option("--tokenizer", options->tokenizer, "byte-level (default), bpe or spm");
   cmd->add_option("--pre", options->pre, "tokenizer.ggml.pre of a BPE tokenizer (default)");
   cmd->add_flag("--type-zoo", options->type_zoo,

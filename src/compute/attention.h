@@ -23,7 +23,8 @@ struct AttentionShape {
 // k/v that query t attends to. out: [n_queries, n_head * head_dim_v]. A query
 // that sees no key gets zeros. Cost: per query and head, one pass over the
 // span between its first and last visible key.
-void attention(const AttentionShape& shape, const float* q, int64_t n_queries, const float* k, const float* v,
-               int64_t n_keys, const std::vector<std::vector<int32_t>>& visible, float* out, ThreadPool& pool);
+void attention(const AttentionShape& shape, const float* q, int64_t n_queries, const float* k,
+               const float* v, int64_t n_keys, const std::vector<std::vector<int32_t>>& visible,
+               float* out, ThreadPool& pool);
 
 }  // namespace eventkv::compute

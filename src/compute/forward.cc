@@ -16,8 +16,14 @@ using model::ModelConfig;
 // Per-token activations of one batch, reused across layers.
 struct Activations {
   Activations(const ModelConfig& c, int64_t n)
-      : x(n * c.n_embd), cur(n * c.n_embd), q(n * c.q_dim()), k(n * c.kv_dim()), v(n * c.v_dim()),
-        attn(n * c.n_head * c.head_dim_v), gate(n * c.n_ff), up(n * c.n_ff) {}
+      : x(n * c.n_embd),
+        cur(n * c.n_embd),
+        q(n * c.q_dim()),
+        k(n * c.kv_dim()),
+        v(n * c.v_dim()),
+        attn(n * c.n_head * c.head_dim_v),
+        gate(n * c.n_ff),
+        up(n * c.n_ff) {}
   std::vector<float> x, cur, q, k, v, attn, gate, up;
 };
 
@@ -27,15 +33,19 @@ void check_batch(const ModelConfig& c, const KvStorage& kv, const ForwardBatch& 
   if (b.positions.size() != n || b.cells.size() != n || b.visible.size() != n) {
     fail("forward: tokens, positions, cells and visible lists differ in length");
   }
-  if (b.kv_cells.size() != b.kv_positions.size()) fail("forward: kv_cells and kv_positions differ in length");
+  if (b.kv_cells.size() != b.kv_positions.size())
+    fail("forward: kv_cells and kv_positions differ in length");
   for (size_t t = 0; t < n; ++t) {
-    if (b.tokens[t] < 0 || b.tokens[t] >= c.n_vocab) fail("token id ", b.tokens[t], " is outside the vocabulary of ", c.n_vocab);
+    if (b.tokens[t] < 0 || b.tokens[t] >= c.n_vocab)
+      fail("token id ", b.tokens[t], " is outside the vocabulary of ", c.n_vocab);
     if (b.positions[t] < 0) fail("forward: negative position ", b.positions[t]);
-    if (b.cells[t] < 0 || b.cells[t] >= kv.capacity()) fail("forward: cell ", b.cells[t], " outside the KV capacity ", kv.capacity());
+    if (b.cells[t] < 0 || b.cells[t] >= kv.capacity())
+      fail("forward: cell ", b.cells[t], " outside the KV capacity ", kv.capacity());
     int32_t previous = -1;
     for (const int32_t j : b.visible[t]) {
       if (j <= previous || static_cast<size_t>(j) >= b.kv_cells.size()) {
-        fail("forward: visible indices must ascend within the kv list, got ", j, " after ", previous);
+        fail("forward: visible indices must ascend within the kv list, got ", j, " after ",
+             previous);
       }
       previous = j;
     }
@@ -47,7 +57,8 @@ void check_batch(const ModelConfig& c, const KvStorage& kv, const ForwardBatch& 
 
 RopeParams rope_for(const ModelConfig& c, bool local) {
   RopeParams p;
-  p.pairing = c.rope_type == model::RopeType::kNorm ? RopePairing::kAdjacent : RopePairing::kHalfSplit;
+  p.pairing =
+      c.rope_type == model::RopeType::kNorm ? RopePairing::kAdjacent : RopePairing::kHalfSplit;
   p.n_rot = c.n_rot;
   p.freq_base = local ? c.rope_freq_base_local : c.rope_freq_base;
   p.freq_scale = local ? 1.0f : c.rope_freq_scale;
@@ -74,7 +85,8 @@ void add_bias(std::vector<float>& rows, const std::vector<float>& bias, int64_t 
 
 // Per-head RMSNorm of q or k (qwen3, gemma3), then RoPE, token by token.
 void shape_heads(const ModelConfig& c, const std::vector<float>& norm, const RopeParams& rope,
-                 const RopeTable& table, float* rows, int64_t n, int64_t n_heads, ThreadPool& pool) {
+                 const RopeTable& table, float* rows, int64_t n, int64_t n_heads,
+                 ThreadPool& pool) {
   const int64_t width = n_heads * c.head_dim;
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
@@ -89,16 +101,17 @@ void shape_heads(const ModelConfig& c, const std::vector<float>& norm, const Rop
   });
 }
 
-void norm_rows(const float* in, const std::vector<float>& weight, float eps, int64_t n, int64_t width, float* out,
-               ThreadPool& pool) {
+void norm_rows(const float* in, const std::vector<float>& weight, float eps, int64_t n,
+               int64_t width, float* out, ThreadPool& pool) {
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) rms_norm(in + t * width, weight.data(), eps, width, out + t * width);
+    for (int64_t t = begin; t < end; ++t)
+      rms_norm(in + t * width, weight.data(), eps, width, out + t * width);
   });
 }
 
 void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const ForwardBatch& b,
-                     const std::vector<std::vector<int32_t>>& visible, const RopeTable& rope_table, Activations& a,
-                     ThreadPool& pool) {
+                     const std::vector<std::vector<int32_t>>& visible, const RopeTable& rope_table,
+                     Activations& a, ThreadPool& pool) {
   const ModelConfig& c = model.config();
   const model::LayerWeights& w = model.weights().layers[static_cast<size_t>(il)];
   const auto n = static_cast<int64_t>(b.tokens.size());
@@ -123,10 +136,11 @@ void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const
   kv.gather_k(il, b.kv_cells, keys.data());
   kv.gather_v(il, b.kv_cells, values.data());
   const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.head_dim_v, c.attention_scale};
-  attention(shape, a.q.data(), n, keys.data(), values.data(), static_cast<int64_t>(b.kv_cells.size()), visible,
-            a.attn.data(), pool);
+  attention(shape, a.q.data(), n, keys.data(), values.data(),
+            static_cast<int64_t>(b.kv_cells.size()), visible, a.attn.data(), pool);
   matmul(w.wo, a.attn.data(), n, a.cur.data(), pool);
-  if (!w.post_attention_norm.empty()) norm_rows(a.cur.data(), w.post_attention_norm, c.rms_eps, n, c.n_embd, a.cur.data(), pool);
+  if (!w.post_attention_norm.empty())
+    norm_rows(a.cur.data(), w.post_attention_norm, c.rms_eps, n, c.n_embd, a.cur.data(), pool);
   add_in_place(a.x.data(), a.cur.data(), n * c.n_embd);
 }
 
@@ -148,7 +162,8 @@ void ffn_block(const model::Model& model, int64_t il, int64_t n, Activations& a,
     }
   });
   matmul(w.ffn_down, a.gate.data(), n, a.cur.data(), pool);
-  if (!w.post_ffw_norm.empty()) norm_rows(a.cur.data(), w.post_ffw_norm, c.rms_eps, n, c.n_embd, a.cur.data(), pool);
+  if (!w.post_ffw_norm.empty())
+    norm_rows(a.cur.data(), w.post_ffw_norm, c.rms_eps, n, c.n_embd, a.cur.data(), pool);
   add_in_place(a.x.data(), a.cur.data(), n * c.n_embd);
 }
 
@@ -162,25 +177,28 @@ void embed(const model::Model& model, const ForwardBatch& b, Activations& a) {
   }
 }
 
-std::vector<float> output_logits(const model::Model& model, const ForwardBatch& b, Activations& a, ThreadPool& pool) {
+std::vector<float> output_logits(const model::Model& model, const ForwardBatch& b, Activations& a,
+                                 ThreadPool& pool) {
   const ModelConfig& c = model.config();
   const auto n_out = static_cast<int64_t>(b.logit_rows.size());
   std::vector<float> normed(static_cast<size_t>(n_out * c.n_embd));
   for (int64_t i = 0; i < n_out; ++i) {
-    rms_norm(a.x.data() + b.logit_rows[i] * c.n_embd, model.weights().output_norm.data(), c.rms_eps, c.n_embd,
-             normed.data() + i * c.n_embd);
+    rms_norm(a.x.data() + b.logit_rows[i] * c.n_embd, model.weights().output_norm.data(), c.rms_eps,
+             c.n_embd, normed.data() + i * c.n_embd);
   }
   std::vector<float> logits(static_cast<size_t>(n_out * c.n_vocab));
   matmul(model.weights().output, normed.data(), n_out, logits.data(), pool);
   if (c.final_logit_softcap > 0.0f) {
-    for (float& logit : logits) logit = c.final_logit_softcap * std::tanh(logit / c.final_logit_softcap);
+    for (float& logit : logits)
+      logit = c.final_logit_softcap * std::tanh(logit / c.final_logit_softcap);
   }
   return logits;
 }
 
 }  // namespace
 
-std::vector<float> forward(const model::Model& model, KvStorage& kv, const ForwardBatch& batch, ThreadPool& pool) {
+std::vector<float> forward(const model::Model& model, KvStorage& kv, const ForwardBatch& batch,
+                           ThreadPool& pool) {
   const ModelConfig& c = model.config();
   check_batch(c, kv, batch);
   const auto n = static_cast<int64_t>(batch.tokens.size());
@@ -196,8 +214,8 @@ std::vector<float> forward(const model::Model& model, KvStorage& kv, const Forwa
   }
   for (int64_t il = 0; il < c.n_layer; ++il) {
     const bool local = c.is_local_layer(il);
-    attention_block(model, il, kv, batch, local ? local_visible : batch.visible, local ? local_table : global_table, a,
-                    pool);
+    attention_block(model, il, kv, batch, local ? local_visible : batch.visible,
+                    local ? local_table : global_table, a, pool);
     ffn_block(model, il, n, a, pool);
   }
   return output_logits(model, batch, a, pool);

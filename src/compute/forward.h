@@ -30,7 +30,8 @@ struct ForwardBatch {
 // Runs the batch: writes its K/V rows into `kv` and returns the logits of
 // logit_rows, [logit_rows.size(), n_vocab]. Throws Error for an invalid
 // token id or an inconsistent batch. Cost: O(n * params + n * visible * dims).
-std::vector<float> forward(const model::Model& model, KvStorage& kv, const ForwardBatch& batch, ThreadPool& pool);
+std::vector<float> forward(const model::Model& model, KvStorage& kv, const ForwardBatch& batch,
+                           ThreadPool& pool);
 
 // RoPE of layer il: local (sliding-window) layers use their own base and no
 // scaling.

@@ -29,12 +29,15 @@ size_t KvStorage::bytes_held() const {
 }
 
 uint8_t* KvStorage::cell_row(int64_t layer, int64_t cell, bool is_k) const {
-  if (cell < 0 || cell >= capacity_ || !live_[static_cast<size_t>(cell)]) fail("KV cell ", cell, " is not live");
+  if (cell < 0 || cell >= capacity_ || !live_[static_cast<size_t>(cell)])
+    fail("KV cell ", cell, " is not live");
   uint8_t* page = pages_[static_cast<size_t>(cell / kPageCells)].get();
   const int64_t in_page = cell % kPageCells;
-  if (is_k) return page + static_cast<size_t>((layer * kPageCells + in_page) * k_dim_) * element_bytes();
+  if (is_k)
+    return page + static_cast<size_t>((layer * kPageCells + in_page) * k_dim_) * element_bytes();
   const size_t v_base = static_cast<size_t>(n_layer_ * kPageCells * k_dim_) * element_bytes();
-  return page + v_base + static_cast<size_t>((layer * kPageCells + in_page) * v_dim_) * element_bytes();
+  return page + v_base +
+         static_cast<size_t>((layer * kPageCells + in_page) * v_dim_) * element_bytes();
 }
 
 void KvStorage::activate(int64_t cell) {
@@ -54,10 +57,18 @@ void KvStorage::release(int64_t cell) {
   if (--live_per_page_[page] == 0) pages_[page].reset();
 }
 
-const uint8_t* KvStorage::k_bytes(int64_t layer, int64_t cell) const { return cell_row(layer, cell, true); }
-const uint8_t* KvStorage::v_bytes(int64_t layer, int64_t cell) const { return cell_row(layer, cell, false); }
-uint8_t* KvStorage::k_bytes_mut(int64_t layer, int64_t cell) { return cell_row(layer, cell, true); }
-uint8_t* KvStorage::v_bytes_mut(int64_t layer, int64_t cell) { return cell_row(layer, cell, false); }
+const uint8_t* KvStorage::k_bytes(int64_t layer, int64_t cell) const {
+  return cell_row(layer, cell, true);
+}
+const uint8_t* KvStorage::v_bytes(int64_t layer, int64_t cell) const {
+  return cell_row(layer, cell, false);
+}
+uint8_t* KvStorage::k_bytes_mut(int64_t layer, int64_t cell) {
+  return cell_row(layer, cell, true);
+}
+uint8_t* KvStorage::v_bytes_mut(int64_t layer, int64_t cell) {
+  return cell_row(layer, cell, false);
+}
 
 void KvStorage::write_row(uint8_t* dst, const float* src, int64_t dim) const {
   if (type_ == KvType::kF32) {
@@ -91,16 +102,19 @@ void KvStorage::write_v(int64_t layer, int64_t cell, const float* values) {
 }
 
 void KvStorage::gather_k(int64_t layer, const std::vector<int32_t>& cells, float* out) const {
-  for (size_t j = 0; j < cells.size(); ++j) read_row(k_bytes(layer, cells[j]), out + j * k_dim_, k_dim_);
+  for (size_t j = 0; j < cells.size(); ++j)
+    read_row(k_bytes(layer, cells[j]), out + j * k_dim_, k_dim_);
 }
 
 void KvStorage::gather_v(int64_t layer, const std::vector<int32_t>& cells, float* out) const {
-  for (size_t j = 0; j < cells.size(); ++j) read_row(v_bytes(layer, cells[j]), out + j * v_dim_, v_dim_);
+  for (size_t j = 0; j < cells.size(); ++j)
+    read_row(v_bytes(layer, cells[j]), out + j * v_dim_, v_dim_);
 }
 
-void KvStorage::copy_cell(const KvStorage& source, int64_t from_cell, int64_t to_cell, int64_t layer_begin,
-                          int64_t layer_end) {
-  if (source.n_layer_ != n_layer_ || source.k_dim_ != k_dim_ || source.v_dim_ != v_dim_ || source.type_ != type_) {
+void KvStorage::copy_cell(const KvStorage& source, int64_t from_cell, int64_t to_cell,
+                          int64_t layer_begin, int64_t layer_end) {
+  if (source.n_layer_ != n_layer_ || source.k_dim_ != k_dim_ || source.v_dim_ != v_dim_ ||
+      source.type_ != type_) {
     fail("copy_cell: KV storages of different shapes or types");
   }
   for (int64_t il = layer_begin; il < layer_end; ++il) {

@@ -25,7 +25,8 @@ void matvec_rows(const WeightView& w, const float* x, const std::vector<std::vec
   for (int64_t r = row_begin; r < row_end; r += kDotRows) {
     const int64_t rows = std::min(kDotRows, row_end - r);
     for (int64_t t = 0; t < n_tokens; ++t) {
-      dot_rows(w.type, w.data + r * w.row_bytes, w.row_bytes, rows, x + t * w.n_in, xsums[t].data(), w.n_in, out);
+      dot_rows(w.type, w.data + r * w.row_bytes, w.row_bytes, rows, x + t * w.n_in, xsums[t].data(),
+               w.n_in, out);
       std::copy(out, out + rows, y + t * w.n_out + r);
     }
   }
@@ -33,12 +34,13 @@ void matvec_rows(const WeightView& w, const float* x, const std::vector<std::vec
 
 // Dequantizes elements [k0, k0 + len) of rows [row0, row0 + rows) and stores
 // them transposed, panel[k * kPanelRows + r], zero-padding missing rows.
-void fill_panel(const WeightView& w, int64_t row0, int64_t rows, int64_t k0, int64_t len, float* scratch,
-                float* panel) {
+void fill_panel(const WeightView& w, int64_t row0, int64_t rows, int64_t k0, int64_t len,
+                float* scratch, float* panel) {
   const gguf::TypeTraits traits = gguf::type_traits(w.type);
   const size_t offset = static_cast<size_t>(k0 / traits.block_elems * traits.block_bytes);
   for (int64_t r = 0; r < rows; ++r) {
-    gguf::dequantize_row(w.type, w.data + (row0 + r) * w.row_bytes + offset, scratch + r * len, len);
+    gguf::dequantize_row(w.type, w.data + (row0 + r) * w.row_bytes + offset, scratch + r * len,
+                         len);
   }
   std::fill(scratch + rows * len, scratch + kPanelRows * len, 0.0f);
   for (int64_t k = 0; k < len; ++k) {
@@ -49,8 +51,8 @@ void fill_panel(const WeightView& w, int64_t row0, int64_t rows, int64_t k0, int
 // y[t, 0:32] += sum_k x[t, k] * panel[k, 0:32] for kTokens tokens: the
 // outer-product form, with every accumulator a row of outputs (no reductions).
 template <int kTokens>
-void panel_kernel(const float* x, int64_t x_stride, const float* panel, int64_t len, float* y, int64_t y_stride,
-                  int64_t rows) {
+void panel_kernel(const float* x, int64_t x_stride, const float* panel, int64_t len, float* y,
+                  int64_t y_stride, int64_t rows) {
   v16f acc[kTokens][2] = {};
   for (int64_t k = 0; k < len; ++k) {
     const v16f w0 = load16(panel + k * kPanelRows);
@@ -75,21 +77,28 @@ void panel_kernel(const float* x, int64_t x_stride, const float* panel, int64_t 
   }
 }
 
-void panel_times_tokens(const float* x, int64_t x_stride, int64_t n_tokens, const float* panel, int64_t len,
-                        float* y, int64_t y_stride, int64_t rows) {
+void panel_times_tokens(const float* x, int64_t x_stride, int64_t n_tokens, const float* panel,
+                        int64_t len, float* y, int64_t y_stride, int64_t rows) {
   int64_t t = 0;
   for (; t + kPanelTokens <= n_tokens; t += kPanelTokens) {
-    panel_kernel<kPanelTokens>(x + t * x_stride, x_stride, panel, len, y + t * y_stride, y_stride, rows);
+    panel_kernel<kPanelTokens>(x + t * x_stride, x_stride, panel, len, y + t * y_stride, y_stride,
+                               rows);
   }
   const float* xt = x + t * x_stride;
   float* yt = y + t * y_stride;
   switch (n_tokens - t) {
-    case 5: return panel_kernel<5>(xt, x_stride, panel, len, yt, y_stride, rows);
-    case 4: return panel_kernel<4>(xt, x_stride, panel, len, yt, y_stride, rows);
-    case 3: return panel_kernel<3>(xt, x_stride, panel, len, yt, y_stride, rows);
-    case 2: return panel_kernel<2>(xt, x_stride, panel, len, yt, y_stride, rows);
-    case 1: return panel_kernel<1>(xt, x_stride, panel, len, yt, y_stride, rows);
-    default: return;
+    case 5:
+      return panel_kernel<5>(xt, x_stride, panel, len, yt, y_stride, rows);
+    case 4:
+      return panel_kernel<4>(xt, x_stride, panel, len, yt, y_stride, rows);
+    case 3:
+      return panel_kernel<3>(xt, x_stride, panel, len, yt, y_stride, rows);
+    case 2:
+      return panel_kernel<2>(xt, x_stride, panel, len, yt, y_stride, rows);
+    case 1:
+      return panel_kernel<1>(xt, x_stride, panel, len, yt, y_stride, rows);
+    default:
+      return;
   }
 }
 
@@ -101,7 +110,8 @@ void matmul_rows(const WeightView& w, const float* x, int64_t n_tokens, float* y
   thread_local std::vector<float> panel;
   scratch.resize(static_cast<size_t>(kPanelRows * kChunk));
   panel.resize(static_cast<size_t>(kPanelRows * kChunk));
-  for (int64_t t = 0; t < n_tokens; ++t) std::fill(y + t * w.n_out + row_begin, y + t * w.n_out + row_end, 0.0f);
+  for (int64_t t = 0; t < n_tokens; ++t)
+    std::fill(y + t * w.n_out + row_begin, y + t * w.n_out + row_end, 0.0f);
   for (int64_t k0 = 0; k0 < w.n_in; k0 += kChunk) {
     const int64_t len = std::min(kChunk, w.n_in - k0);
     for (int64_t r0 = row_begin; r0 < row_end; r0 += kPanelRows) {
@@ -119,11 +129,14 @@ void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, Thr
     std::vector<std::vector<float>> xsums;
     for (int64_t t = 0; t < n_tokens; ++t) xsums.push_back(block_sums32(x + t * w.n_in, w.n_in));
     pool.parallel_for(
-        w.n_out, [&](int64_t begin, int64_t end) { matvec_rows(w, x, xsums, n_tokens, y, begin, end); }, kDotRows);
+        w.n_out,
+        [&](int64_t begin, int64_t end) { matvec_rows(w, x, xsums, n_tokens, y, begin, end); },
+        kDotRows);
     return;
   }
   pool.parallel_for(
-      w.n_out, [&](int64_t begin, int64_t end) { matmul_rows(w, x, n_tokens, y, begin, end); }, kPanelRows);
+      w.n_out, [&](int64_t begin, int64_t end) { matmul_rows(w, x, n_tokens, y, begin, end); },
+      kPanelRows);
 }
 
 void dequantize_weight_row(const WeightView& w, int64_t row, float* out) {

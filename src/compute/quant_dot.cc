@@ -29,7 +29,8 @@ v16f nibbles_times_x(const uint8_t* qs, const float* x, v16f high_lo, v16f high_
 struct Q4_0Block {
   static constexpr int kElems = 32;
   static constexpr int kBytes = 18;
-  static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc, float& offset) {
+  static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
+                  float& offset) {
     const float d = half_at(block);
     acc = nibbles_times_x(block + 2, x, v16f{}, v16f{}) * d + acc;
     offset -= 8.0f * d * xsum[0];
@@ -39,7 +40,8 @@ struct Q4_0Block {
 struct Q4_1Block {
   static constexpr int kElems = 32;
   static constexpr int kBytes = 20;
-  static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc, float& offset) {
+  static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
+                  float& offset) {
     acc = nibbles_times_x(block + 4, x, v16f{}, v16f{}) * half_at(block) + acc;
     offset += half_at(block + 2) * xsum[0];
   }
@@ -59,7 +61,8 @@ template <bool kHasMin>
 struct Q5Block {
   static constexpr int kElems = 32;
   static constexpr int kBytes = kHasMin ? 24 : 22;
-  static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc, float& offset) {
+  static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
+                  float& offset) {
     constexpr int kQh = kHasMin ? 4 : 2;
     const float d = half_at(block);
     v16f high_lo;
@@ -74,8 +77,10 @@ struct Q8_0Block {
   static constexpr int kElems = 32;
   static constexpr int kBytes = 34;
   static void add(const uint8_t* block, const float* x, const float*, v16f& acc, float&) {
-    acc = (load16_i8_as_f32(block + 2) * load16(x) + load16_i8_as_f32(block + 18) * load16(x + 16)) * half_at(block) +
-          acc;
+    acc =
+        (load16_i8_as_f32(block + 2) * load16(x) + load16_i8_as_f32(block + 18) * load16(x + 16)) *
+            half_at(block) +
+        acc;
   }
 };
 
@@ -84,19 +89,24 @@ struct Q8_0Block {
 struct Q4_KBlock {
   static constexpr int kElems = 256;
   static constexpr int kBytes = 144;
-  static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc, float& offset) {
+  static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
+                  float& offset) {
     const float d = half_at(block);
     const float dmin = half_at(block + 2);
     const uint8_t* packed = block + 4;
     for (int sub = 0; sub < 8; ++sub) {
-      const int sc = sub < 4 ? packed[sub] & 63 : (packed[sub + 4] & 0xF) | ((packed[sub - 4] >> 6) << 4);
-      const int mn = sub < 4 ? packed[sub + 4] & 63 : (packed[sub + 4] >> 4) | ((packed[sub] >> 6) << 4);
+      const int sc =
+          sub < 4 ? packed[sub] & 63 : (packed[sub + 4] & 0xF) | ((packed[sub - 4] >> 6) << 4);
+      const int mn =
+          sub < 4 ? packed[sub + 4] & 63 : (packed[sub + 4] >> 4) | ((packed[sub] >> 6) << 4);
       const uint8_t* q = block + 16 + 32 * (sub / 2);
       const v16u8 q0 = load16_u8(q);
       const v16u8 q1 = load16_u8(q + 16);
       const v16f v0 = u8_to_f32(sub % 2 == 0 ? q0 & 15 : q0 >> 4);
       const v16f v1 = u8_to_f32(sub % 2 == 0 ? q1 & 15 : q1 >> 4);
-      acc = (v0 * load16(x + 32 * sub) + v1 * load16(x + 32 * sub + 16)) * (d * static_cast<float>(sc)) + acc;
+      acc = (v0 * load16(x + 32 * sub) + v1 * load16(x + 32 * sub + 16)) *
+                (d * static_cast<float>(sc)) +
+            acc;
       offset -= dmin * static_cast<float>(mn) * xsum[sub];
     }
   }
@@ -129,30 +139,32 @@ struct Q6_KBlock {
 // kRows rows at once: x is loaded once per block for all of them, and the
 // rows' accumulation chains run independently.
 template <typename Block, int kRows>
-void dot_rows_fused(const uint8_t* row, size_t row_bytes, const float* x, const float* xsum, int64_t n,
-                    float* out) {
+void dot_rows_fused(const uint8_t* row, size_t row_bytes, const float* x, const float* xsum,
+                    int64_t n, float* out) {
   v16f acc[kRows] = {};
   float offset[kRows] = {};
   for (int64_t b = 0; b < n / Block::kElems; ++b) {
     for (int r = 0; r < kRows; ++r) {
-      Block::add(row + r * row_bytes + b * Block::kBytes, x + b * Block::kElems, xsum + b * (Block::kElems / 32),
-                 acc[r], offset[r]);
+      Block::add(row + r * row_bytes + b * Block::kBytes, x + b * Block::kElems,
+                 xsum + b * (Block::kElems / 32), acc[r], offset[r]);
     }
   }
   for (int r = 0; r < kRows; ++r) out[r] = hsum(acc[r]) + offset[r];
 }
 
 template <typename Block>
-void dot_rows_block(const uint8_t* row, size_t row_bytes, int64_t n_rows, const float* x, const float* xsum,
-                    int64_t n, float* out) {
+void dot_rows_block(const uint8_t* row, size_t row_bytes, int64_t n_rows, const float* x,
+                    const float* xsum, int64_t n, float* out) {
   int64_t r = 0;
-  for (; r + 4 <= n_rows; r += 4) dot_rows_fused<Block, 4>(row + r * row_bytes, row_bytes, x, xsum, n, out + r);
-  for (; r < n_rows; ++r) dot_rows_fused<Block, 1>(row + r * row_bytes, row_bytes, x, xsum, n, out + r);
+  for (; r + 4 <= n_rows; r += 4)
+    dot_rows_fused<Block, 4>(row + r * row_bytes, row_bytes, x, xsum, n, out + r);
+  for (; r < n_rows; ++r)
+    dot_rows_fused<Block, 1>(row + r * row_bytes, row_bytes, x, xsum, n, out + r);
 }
 
 // Any other type: dequantize 256 elements at a time and take the dot.
-void dot_rows_dequantized(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows, const float* x,
-                          int64_t n, float* out) {
+void dot_rows_dequantized(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows,
+                          const float* x, int64_t n, float* out) {
   const gguf::TypeTraits traits = gguf::type_traits(type);
   const int64_t chunk = traits.block_elems > 256 ? traits.block_elems : 256;
   float buffer[256];
@@ -171,24 +183,34 @@ void dot_rows_dequantized(gguf::GgmlType type, const uint8_t* row, size_t row_by
 
 std::vector<float> block_sums32(const float* x, int64_t n) {
   std::vector<float> sums(static_cast<size_t>(n / 32));
-  for (size_t b = 0; b < sums.size(); ++b) sums[b] = hsum(load16(x + 32 * b) + load16(x + 32 * b + 16));
+  for (size_t b = 0; b < sums.size(); ++b)
+    sums[b] = hsum(load16(x + 32 * b) + load16(x + 32 * b + 16));
   return sums;
 }
 
-void dot_rows(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows, const float* x,
-              const float* xsum32, int64_t n, float* out) {
+void dot_rows(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows,
+              const float* x, const float* xsum32, int64_t n, float* out) {
   switch (type) {
     case gguf::GgmlType::kF32:
-      for (int64_t r = 0; r < n_rows; ++r) out[r] = dot(reinterpret_cast<const float*>(row + r * row_bytes), x, n);
+      for (int64_t r = 0; r < n_rows; ++r)
+        out[r] = dot(reinterpret_cast<const float*>(row + r * row_bytes), x, n);
       return;
-    case gguf::GgmlType::kQ4_0: return dot_rows_block<Q4_0Block>(row, row_bytes, n_rows, x, xsum32, n, out);
-    case gguf::GgmlType::kQ4_1: return dot_rows_block<Q4_1Block>(row, row_bytes, n_rows, x, xsum32, n, out);
-    case gguf::GgmlType::kQ5_0: return dot_rows_block<Q5Block<false>>(row, row_bytes, n_rows, x, xsum32, n, out);
-    case gguf::GgmlType::kQ5_1: return dot_rows_block<Q5Block<true>>(row, row_bytes, n_rows, x, xsum32, n, out);
-    case gguf::GgmlType::kQ8_0: return dot_rows_block<Q8_0Block>(row, row_bytes, n_rows, x, xsum32, n, out);
-    case gguf::GgmlType::kQ4_K: return dot_rows_block<Q4_KBlock>(row, row_bytes, n_rows, x, xsum32, n, out);
-    case gguf::GgmlType::kQ6_K: return dot_rows_block<Q6_KBlock>(row, row_bytes, n_rows, x, xsum32, n, out);
-    default: return dot_rows_dequantized(type, row, row_bytes, n_rows, x, n, out);
+    case gguf::GgmlType::kQ4_0:
+      return dot_rows_block<Q4_0Block>(row, row_bytes, n_rows, x, xsum32, n, out);
+    case gguf::GgmlType::kQ4_1:
+      return dot_rows_block<Q4_1Block>(row, row_bytes, n_rows, x, xsum32, n, out);
+    case gguf::GgmlType::kQ5_0:
+      return dot_rows_block<Q5Block<false>>(row, row_bytes, n_rows, x, xsum32, n, out);
+    case gguf::GgmlType::kQ5_1:
+      return dot_rows_block<Q5Block<true>>(row, row_bytes, n_rows, x, xsum32, n, out);
+    case gguf::GgmlType::kQ8_0:
+      return dot_rows_block<Q8_0Block>(row, row_bytes, n_rows, x, xsum32, n, out);
+    case gguf::GgmlType::kQ4_K:
+      return dot_rows_block<Q4_KBlock>(row, row_bytes, n_rows, x, xsum32, n, out);
+    case gguf::GgmlType::kQ6_K:
+      return dot_rows_block<Q6_KBlock>(row, row_bytes, n_rows, x, xsum32, n, out);
+    default:
+      return dot_rows_dequantized(type, row, row_bytes, n_rows, x, n, out);
   }
 }
 

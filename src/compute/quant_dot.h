@@ -18,7 +18,7 @@ std::vector<float> block_sums32(const float* x, int64_t n);
 
 // out[r] = sum_i W[r, i] * x[i] for n_rows consecutive rows (row_bytes apart)
 // of `n` elements of `type`; xsum32 from block_sums32(x, n).
-void dot_rows(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows, const float* x,
-              const float* xsum32, int64_t n, float* out);
+void dot_rows(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows,
+              const float* x, const float* xsum32, int64_t n, float* out);
 
 }  // namespace eventkv::compute

@@ -10,8 +10,9 @@ RopeTable make_rope_table(const RopeParams& params, const int32_t* positions, in
   table.cos.resize(static_cast<size_t>(n_positions * half));
   table.sin.resize(table.cos.size());
   for (int64_t i = 0; i < half; ++i) {
-    const double inv_freq = std::pow(static_cast<double>(params.freq_base),
-                                      -2.0 * static_cast<double>(i) / static_cast<double>(params.n_rot));
+    const double inv_freq =
+        std::pow(static_cast<double>(params.freq_base),
+                 -2.0 * static_cast<double>(i) / static_cast<double>(params.n_rot));
     for (int64_t p = 0; p < n_positions; ++p) {
       const double theta = static_cast<double>(positions[p]) * params.freq_scale * inv_freq;
       table.cos[p * half + i] = static_cast<float>(std::cos(theta));
@@ -21,8 +22,8 @@ RopeTable make_rope_table(const RopeParams& params, const int32_t* positions, in
   return table;
 }
 
-void apply_rope(const RopeParams& params, const RopeTable& table, int64_t index, float* heads, int64_t n_heads,
-                int64_t head_dim) {
+void apply_rope(const RopeParams& params, const RopeTable& table, int64_t index, float* heads,
+                int64_t n_heads, int64_t head_dim) {
   const int64_t half = params.n_rot / 2;
   const float* cos_row = table.cos.data() + index * half;
   const float* sin_row = table.sin.data() + index * half;

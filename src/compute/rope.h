@@ -26,7 +26,7 @@ struct RopeTable {
 RopeTable make_rope_table(const RopeParams& params, const int32_t* positions, int64_t n_positions);
 
 // Rotates `n_heads` heads of `head_dim` values each, at row `index` of the table.
-void apply_rope(const RopeParams& params, const RopeTable& table, int64_t index, float* heads, int64_t n_heads,
-                int64_t head_dim);
+void apply_rope(const RopeParams& params, const RopeTable& table, int64_t index, float* heads,
+                int64_t n_heads, int64_t head_dim);
 
 }  // namespace eventkv::compute

@@ -25,9 +25,13 @@ inline v16f load16(const float* p) {
   return v;
 }
 
-inline void store16(float* p, v16f v) { std::memcpy(p, &v, sizeof(v)); }
+inline void store16(float* p, v16f v) {
+  std::memcpy(p, &v, sizeof(v));
+}
 
-inline v16f splat16(float x) { return v16f{} + x; }
+inline v16f splat16(float x) {
+  return v16f{} + x;
+}
 
 inline v16u8 load16_u8(const uint8_t* p) {
   v16u8 v;
@@ -40,14 +44,17 @@ inline v16u8 load16_u8(const uint8_t* p) {
 // out; elsewhere the conversions go through int32.
 #if defined(__AVX512F__)
 inline v16f u8_to_f32(v16u8 v) {
-  return reinterpret_cast<v16f>(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(reinterpret_cast<__m128i>(v))));
+  return reinterpret_cast<v16f>(
+      _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(reinterpret_cast<__m128i>(v))));
 }
 inline v16f load16_i8_as_f32(const uint8_t* p) {
   const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   return reinterpret_cast<v16f>(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)));
 }
 #else
-inline v16f u8_to_f32(v16u8 v) { return __builtin_convertvector(__builtin_convertvector(v, v16i), v16f); }
+inline v16f u8_to_f32(v16u8 v) {
+  return __builtin_convertvector(__builtin_convertvector(v, v16i), v16f);
+}
 inline v16f load16_i8_as_f32(const uint8_t* p) {
   const v16i widened = __builtin_convertvector(load16_u8(p), v16i);
   return __builtin_convertvector((widened ^ 0x80) - 0x80, v16f);

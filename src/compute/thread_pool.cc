@@ -88,7 +88,8 @@ void ThreadPool::run_on_all(const std::function<void(int)>& fn) {
   if (error_) std::rethrow_exception(error_);
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t granularity) {
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                              int64_t granularity) {
   if (n <= 0) return;
   const int64_t units = (n + granularity - 1) / granularity;
   const int64_t n_chunks = std::min<int64_t>(units, n_threads_);

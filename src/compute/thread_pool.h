@@ -29,7 +29,8 @@ class ThreadPool {
   // Calls fn(begin, end) on disjoint chunks covering [0, n), at most one chunk
   // per thread, and returns when all are done. Chunk bounds are multiples of
   // `granularity` (but the last). An exception in fn is rethrown here.
-  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t granularity = 1);
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                    int64_t granularity = 1);
 
   // Calls fn(thread_index) once on every thread, thread_index in [0, size()).
   void run_on_all(const std::function<void(int)>& fn);
@@ -41,7 +42,7 @@ class ThreadPool {
   int n_threads_;
   std::vector<std::thread> workers_;
   const std::function<void(int)>* task_ = nullptr;  // published by generation_
-  std::atomic<uint32_t> generation_{0};  // 32-bit: a futex word
+  std::atomic<uint32_t> generation_{0};             // 32-bit: a futex word
   std::atomic<int> pending_{0};
   std::atomic<bool> stopping_{false};
   std::mutex error_mutex_;

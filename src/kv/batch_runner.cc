@@ -7,7 +7,8 @@
 
 namespace eventkv::kv {
 
-int32_t BatchRunner::add(int32_t token, int32_t position, int32_t cell, const std::vector<VisibleCell>& visible) {
+int32_t BatchRunner::add(int32_t token, int32_t position, int32_t cell,
+                         const std::vector<VisibleCell>& visible) {
   tokens_.push_back(token);
   positions_.push_back(position);
   cells_.push_back(cell);

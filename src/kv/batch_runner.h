@@ -23,7 +23,8 @@ class BatchRunner {
 
   // Adds a token whose K/V rows go to `cell` (it must be among `visible`);
   // returns its index in the batch.
-  int32_t add(int32_t token, int32_t position, int32_t cell, const std::vector<VisibleCell>& visible);
+  int32_t add(int32_t token, int32_t position, int32_t cell,
+              const std::vector<VisibleCell>& visible);
   int32_t size() const { return static_cast<int32_t>(tokens_.size()); }
 
   // Runs the batch; returns the logits of `logit_rows` ([rows, n_vocab]).

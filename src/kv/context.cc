@@ -29,10 +29,12 @@ std::vector<float> Context::eval(std::span<const int32_t> tokens, bool all_logit
   if (n == 0) fail("eval: no tokens");
   const int64_t n_vocab = engine_->model().config().n_vocab;
   for (const int32_t token : tokens) {
-    if (token < 0 || token >= n_vocab) fail("token id ", token, " is outside the vocabulary of ", n_vocab);
+    if (token < 0 || token >= n_vocab)
+      fail("token id ", token, " is outside the vocabulary of ", n_vocab);
   }
   if (n_past_ + n > params_.n_ctx) {
-    fail("context overflow: ", n_past_, " + ", n, " tokens exceed the context size ", params_.n_ctx);
+    fail("context overflow: ", n_past_, " + ", n, " tokens exceed the context size ",
+         params_.n_ctx);
   }
   std::vector<float> logits;
   for (int64_t begin = 0; begin < n; begin += params_.max_batch) {

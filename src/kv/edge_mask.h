@@ -12,7 +12,9 @@ namespace eventkv::kv {
 
 class EdgeMask {
  public:
-  void remove(std::string from, std::string to) { removed_.emplace(std::move(from), std::move(to)); }
+  void remove(std::string from, std::string to) {
+    removed_.emplace(std::move(from), std::move(to));
+  }
   bool allows(std::string_view from, std::string_view to) const {
     return removed_.find(std::pair<std::string, std::string>(from, to)) == removed_.end();
   }

@@ -12,7 +12,8 @@ namespace eventkv::kv {
 class Engine {
  public:
   // Throws Error for n_threads < 1.
-  Engine(std::shared_ptr<const model::Model> model, int n_threads) : model_(std::move(model)), pool_(n_threads) {}
+  Engine(std::shared_ptr<const model::Model> model, int n_threads)
+      : model_(std::move(model)), pool_(n_threads) {}
 
   const model::Model& model() const { return *model_; }
   const std::shared_ptr<const model::Model>& shared_model() const { return model_; }

@@ -18,7 +18,8 @@ std::vector<char> allowed_matrix(const std::vector<EventState>& events, const Ed
   std::vector<char> allowed(n * n, 1);
   if (mask.empty()) return allowed;
   for (size_t e = 0; e < n; ++e) {
-    for (size_t f = 0; f < n; ++f) allowed[e * n + f] = mask.allows(events[e].id, events[f].id) ? 1 : 0;
+    for (size_t f = 0; f < n; ++f)
+      allowed[e * n + f] = mask.allows(events[e].id, events[f].id) ? 1 : 0;
   }
   return allowed;
 }
@@ -27,7 +28,8 @@ std::vector<char> allowed_matrix(const std::vector<EventState>& events, const Ed
 double log_prob(const float* logits, int64_t n_vocab, int32_t token) {
   const float max_logit = *std::max_element(logits, logits + n_vocab);
   double total = 0.0;
-  for (int64_t i = 0; i < n_vocab; ++i) total += std::exp(static_cast<double>(logits[i] - max_logit));
+  for (int64_t i = 0; i < n_vocab; ++i)
+    total += std::exp(static_cast<double>(logits[i] - max_logit));
   return static_cast<double>(logits[token] - max_logit) - std::log(total);
 }
 
@@ -36,7 +38,9 @@ double log_prob(const float* logits, int64_t n_vocab, int32_t token) {
 EventKV::EventKV(std::shared_ptr<Engine> engine, std::shared_ptr<KvArena> arena)
     : engine_(std::move(engine)), arena_(std::move(arena)) {}
 
-EventKV::~EventKV() { release_all(); }
+EventKV::~EventKV() {
+  release_all();
+}
 
 EventKV::EventKV(EventKV&& other) noexcept
     : engine_(std::move(other.engine_)),
@@ -104,7 +108,8 @@ class Visibility {
       const EventKV::Slot& other = slots[static_cast<size_t>(s)];
       if (other.cell < 0) continue;
       const auto event = static_cast<size_t>(other.event);
-      if (event == own_event || allowed_[own_event * n_events + event]) visible.push_back({other.cell, other.position});
+      if (event == own_event || allowed_[own_event * n_events + event])
+        visible.push_back({other.cell, other.position});
     }
     return visible;
   }
@@ -116,13 +121,16 @@ class Visibility {
 
 void EventKV::append(std::span<const EventTokens> events, const EdgeMask& mask) {
   EventKV* self = this;
-  const std::vector<std::vector<EventTokens>> lists = {std::vector<EventTokens>(events.begin(), events.end())};
+  const std::vector<std::vector<EventTokens>> lists = {
+      std::vector<EventTokens>(events.begin(), events.end())};
   append_batched({&self, 1}, lists, mask);
 }
 
-void EventKV::append_batched(std::span<EventKV* const> histories, std::span<const std::vector<EventTokens>> events,
+void EventKV::append_batched(std::span<EventKV* const> histories,
+                             std::span<const std::vector<EventTokens>> events,
                              const EdgeMask& mask) {
-  if (histories.size() != events.size()) fail("append_batched: ", histories.size(), " histories, ", events.size(), " event lists");
+  if (histories.size() != events.size())
+    fail("append_batched: ", histories.size(), " histories, ", events.size(), " event lists");
   if (histories.empty()) return;
   Engine& engine = *histories[0]->engine_;
   KvArena& arena = *histories[0]->arena_;
@@ -134,10 +142,12 @@ void EventKV::append_batched(std::span<EventKV* const> histories, std::span<cons
     std::set<std::string> seen;
     for (const EventTokens& e : events[h]) {
       if (e.id.empty()) fail("event ids must not be empty");
-      if (histories[h]->event_index(e.id) >= 0 || !seen.insert(e.id).second) fail("duplicate event id '", e.id, "'");
+      if (histories[h]->event_index(e.id) >= 0 || !seen.insert(e.id).second)
+        fail("duplicate event id '", e.id, "'");
       if (e.tokens.empty()) fail("event '", e.id, "' has no tokens");
       for (const int32_t token : e.tokens) {
-        if (token < 0 || token >= engine.model().config().n_vocab) fail("event '", e.id, "': token id ", token, " is outside the vocabulary");
+        if (token < 0 || token >= engine.model().config().n_vocab)
+          fail("event '", e.id, "': token id ", token, " is outside the vocabulary");
       }
       n_tokens += e.tokens.size();
     }
@@ -159,8 +169,10 @@ void EventKV::append_batched(std::span<EventKV* const> histories, std::span<cons
       int32_t position = history.last_position();
       for (const EventTokens& e : events[h]) {
         const auto index = static_cast<int32_t>(history.events_.size());
-        history.events_.push_back({e.id, e.role, e.tokens, static_cast<int32_t>(history.slots_.size()), true});
-        for (size_t i = 0; i < e.tokens.size(); ++i) history.slots_.push_back({arena.allocate(), ++position, index});
+        history.events_.push_back(
+            {e.id, e.role, e.tokens, static_cast<int32_t>(history.slots_.size()), true});
+        for (size_t i = 0; i < e.tokens.size(); ++i)
+          history.slots_.push_back({arena.allocate(), ++position, index});
       }
       const Visibility visibility(history, mask);
       for (size_t s = old_slots[h]; s < history.slots_.size(); ++s) {
@@ -173,7 +185,8 @@ void EventKV::append_batched(std::span<EventKV* const> histories, std::span<cons
   } catch (...) {
     for (size_t h = 0; h < histories.size(); ++h) {
       EventKV& history = *histories[h];
-      for (size_t s = old_slots[h]; s < history.slots_.size(); ++s) arena.release(history.slots_[s].cell);
+      for (size_t s = old_slots[h]; s < history.slots_.size(); ++s)
+        arena.release(history.slots_[s].cell);
       history.slots_.resize(old_slots[h]);
       history.events_.resize(old_events[h]);
     }
@@ -208,18 +221,21 @@ void EventKV::own_cell(int32_t slot_index) {
   slot.cell = fresh;
 }
 
-void EventKV::recompute(std::span<const std::string> ids, const EdgeMask& mask, bool with_descendants) {
+void EventKV::recompute(std::span<const std::string> ids, const EdgeMask& mask,
+                        bool with_descendants) {
   std::vector<char> target(events_.size(), 0);
   int32_t first = static_cast<int32_t>(events_.size());
   for (const std::string& id : ids) {
     const int32_t index = event_index(id);
     if (index < 0) fail("recompute: unknown event '", id, "'");
-    if (!events_[static_cast<size_t>(index)].retained) fail("recompute: event '", id, "' was evicted");
+    if (!events_[static_cast<size_t>(index)].retained)
+      fail("recompute: event '", id, "' was evicted");
     target[static_cast<size_t>(index)] = 1;
     first = std::min(first, index);
   }
   if (with_descendants) {
-    for (size_t e = static_cast<size_t>(first); e < events_.size(); ++e) target[e] = events_[e].retained ? 1 : 0;
+    for (size_t e = static_cast<size_t>(first); e < events_.size(); ++e)
+      target[e] = events_[e].retained ? 1 : 0;
   }
   std::vector<int32_t> slots;
   for (size_t e = 0; e < events_.size(); ++e) {
@@ -229,7 +245,8 @@ void EventKV::recompute(std::span<const std::string> ids, const EdgeMask& mask, 
   if (slots.empty()) return;
   const int64_t free_cells = arena_->storage().capacity() - arena_->cells_in_use();
   int64_t shared = 0;
-  for (const int32_t s : slots) shared += arena_->references(slots_[static_cast<size_t>(s)].cell) > 1 ? 1 : 0;
+  for (const int32_t s : slots)
+    shared += arena_->references(slots_[static_cast<size_t>(s)].cell) > 1 ? 1 : 0;
   if (shared > free_cells) fail("KV arena too small to copy ", shared, " shared rows");
   for (const int32_t s : slots) own_cell(s);
   const Visibility visibility(*this, mask);
@@ -241,7 +258,8 @@ void EventKV::recompute(std::span<const std::string> ids, const EdgeMask& mask, 
   runner.run({});
 }
 
-void EventKV::transplant(const EventKV& source, std::string_view id, int64_t layer_begin, int64_t layer_end) {
+void EventKV::transplant(const EventKV& source, std::string_view id, int64_t layer_begin,
+                         int64_t layer_end) {
   const EventState& mine = event(id);
   const EventState& theirs = source.event(id);
   if (source.engine_->model().fingerprint() != engine_->model().fingerprint()) {
@@ -250,7 +268,8 @@ void EventKV::transplant(const EventKV& source, std::string_view id, int64_t lay
   if (mine.begin != theirs.begin || mine.tokens != theirs.tokens) {
     fail("transplant: event '", id, "' has different tokens or positions in the source");
   }
-  if (!mine.retained || !theirs.retained) fail("transplant: event '", id, "' is evicted on one side");
+  if (!mine.retained || !theirs.retained)
+    fail("transplant: event '", id, "' is evicted on one side");
   if (layer_begin < 0 || layer_end > arena_->storage().n_layer() || layer_begin >= layer_end) {
     fail("transplant: layer range [", layer_begin, ", ", layer_end, ") is invalid");
   }
@@ -261,7 +280,8 @@ void EventKV::transplant(const EventKV& source, std::string_view id, int64_t lay
   }
   for (int32_t s = mine.begin; s < mine.end(); ++s) {
     own_cell(s);
-    arena_->storage().copy_cell(source.arena_->storage(), source.slots_[static_cast<size_t>(s)].cell,
+    arena_->storage().copy_cell(source.arena_->storage(),
+                                source.slots_[static_cast<size_t>(s)].cell,
                                 slots_[static_cast<size_t>(s)].cell, layer_begin, layer_end);
   }
 }
@@ -292,7 +312,8 @@ void EventKV::reposition() {
 }
 
 EventKV EventKV::fork(int64_t n_events) const {
-  const size_t kept = n_events < 0 ? events_.size() : std::min(events_.size(), static_cast<size_t>(n_events));
+  const size_t kept =
+      n_events < 0 ? events_.size() : std::min(events_.size(), static_cast<size_t>(n_events));
   EventKV copy(engine_, arena_);
   copy.events_.assign(events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(kept));
   const size_t n_slots = kept == 0 ? 0 : static_cast<size_t>(copy.events_.back().end());
@@ -305,7 +326,8 @@ EventKV EventKV::fork(int64_t n_events) const {
 
 std::vector<int32_t> EventKV::temporary_cells(size_t n) {
   const int64_t free_cells = arena_->storage().capacity() - arena_->cells_in_use();
-  if (static_cast<int64_t>(n) > free_cells) fail("KV arena too small for the query: ", n, " tokens, ", free_cells, " free cells");
+  if (static_cast<int64_t>(n) > free_cells)
+    fail("KV arena too small for the query: ", n, " tokens, ", free_cells, " free cells");
   std::vector<int32_t> cells;
   for (size_t i = 0; i < n; ++i) cells.push_back(arena_->allocate());
   return cells;
@@ -317,7 +339,8 @@ int32_t EventKV::token_at(int32_t slot) const {
 }
 
 std::vector<float> EventKV::run_query(const std::vector<int32_t>& query,
-                                      const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode) {
+                                      const std::vector<std::vector<int32_t>>& candidates,
+                                      QueryPositions mode) {
   if (query.empty()) fail("query: no tokens");
   const int64_t n_vocab = engine_->model().config().n_vocab;
   size_t n_cells = query.size();
@@ -329,7 +352,8 @@ std::vector<float> EventKV::run_query(const std::vector<int32_t>& query,
   }
   for (const auto* sequence : sequences) {
     for (const int32_t token : *sequence) {
-      if (token < 0 || token >= n_vocab) fail("query: token id ", token, " is outside the vocabulary");
+      if (token < 0 || token >= n_vocab)
+        fail("query: token id ", token, " is outside the vocabulary");
     }
   }
   std::vector<VisibleCell> visible;
@@ -371,13 +395,15 @@ std::vector<float> EventKV::run_query(const std::vector<int32_t>& query,
 }
 
 std::vector<CandidateScore> EventKV::score(const std::vector<int32_t>& query,
-                                           const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode) {
+                                           const std::vector<std::vector<int32_t>>& candidates,
+                                           QueryPositions mode) {
   const std::vector<float> logits = run_query(query, candidates, mode);
   const int64_t n_vocab = engine_->model().config().n_vocab;
   std::vector<CandidateScore> scores;
   size_t row = 1;
   for (const auto& candidate : candidates) {
-    CandidateScore score{log_prob(logits.data(), n_vocab, candidate[0]), static_cast<int32_t>(candidate.size())};
+    CandidateScore score{log_prob(logits.data(), n_vocab, candidate[0]),
+                         static_cast<int32_t>(candidate.size())};
     for (size_t j = 1; j < candidate.size(); ++j) {
       score.log_prob += log_prob(logits.data() + (row++) * n_vocab, n_vocab, candidate[j]);
     }

@@ -65,7 +65,8 @@ class EventKV {
   // append() for several histories of one engine and arena in one forward
   // pass (the two sides of a donor pair after their shared prefix).
   static void append_batched(std::span<EventKV* const> histories,
-                             std::span<const std::vector<EventTokens>> events, const EdgeMask& mask = {});
+                             std::span<const std::vector<EventTokens>> events,
+                             const EdgeMask& mask = {});
 
   // Frees the rows of the given events; every other row keeps its position.
   void evict(std::span<const std::string> ids);
@@ -78,7 +79,8 @@ class EventKV {
   // Copies the rows of event `id` in layers [layer_begin, layer_end) from
   // `source`, which must hold the same event at the same positions with the
   // same tokens, computed by the same model.
-  void transplant(const EventKV& source, std::string_view id, int64_t layer_begin, int64_t layer_end);
+  void transplant(const EventKV& source, std::string_view id, int64_t layer_begin,
+                  int64_t layer_end);
 
   // Moves retained rows to positions 0, 1, 2, ... by rotating their keys
   // (exact for RoPE); the slots keep their original indices.
@@ -118,9 +120,9 @@ class EventKV {
   // Restores a history whose rows were written elsewhere (snapshots): cells
   // must be allocated in this history's arena, one reference each.
   struct Slot {
-    int32_t cell = -1;      // -1: evicted
-    int32_t position = 0;   // RoPE position of the row
-    int32_t event = 0;      // index into events()
+    int32_t cell = -1;     // -1: evicted
+    int32_t position = 0;  // RoPE position of the row
+    int32_t event = 0;     // index into events()
   };
   static EventKV adopt(std::shared_ptr<Engine> engine, std::shared_ptr<KvArena> arena,
                        std::vector<EventState> events, std::vector<Slot> slots);
@@ -133,7 +135,8 @@ class EventKV {
   int32_t token_at(int32_t slot) const;
   // Runs `query` and candidate branches on temporary cells; returns the logits
   // after the query's last token, then after every candidate token but the last.
-  std::vector<float> run_query(const std::vector<int32_t>& query, const std::vector<std::vector<int32_t>>& candidates,
+  std::vector<float> run_query(const std::vector<int32_t>& query,
+                               const std::vector<std::vector<int32_t>>& candidates,
                                QueryPositions mode);
   int32_t last_position() const;
   void own_cell(int32_t slot);  // copy on write: a private cell for this slot

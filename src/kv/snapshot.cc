@@ -46,7 +46,8 @@ class Reader {
     return value;
   }
   const uint8_t* take(size_t n) {
-    if (n > bytes_.size() - pos_) fail(path_, ": snapshot is truncated or corrupt (at byte ", pos_, ")");
+    if (n > bytes_.size() - pos_)
+      fail(path_, ": snapshot is truncated or corrupt (at byte ", pos_, ")");
     const uint8_t* start = bytes_.data() + pos_;
     pos_ += n;
     return start;
@@ -59,7 +60,8 @@ class Reader {
   // A count of items of at least `item_bytes` each, checked against what is left.
   uint32_t get_count(size_t item_bytes, const char* what) {
     const auto count = get<uint32_t>();
-    if (static_cast<uint64_t>(count) * item_bytes > bytes_.size() - pos_) fail(path_, ": snapshot ", what, " count ", count, " is corrupt");
+    if (static_cast<uint64_t>(count) * item_bytes > bytes_.size() - pos_)
+      fail(path_, ": snapshot ", what, " count ", count, " is corrupt");
     return count;
   }
   bool at_end() const { return pos_ == bytes_.size(); }
@@ -114,9 +116,11 @@ void save_snapshot(const EventKV& history, const std::string& path) {
   write_file_atomic(path, w.bytes);
 }
 
-EventKV load_snapshot(const std::string& path, std::shared_ptr<Engine> engine, std::shared_ptr<KvArena> arena) {
+EventKV load_snapshot(const std::string& path, std::shared_ptr<Engine> engine,
+                      std::shared_ptr<KvArena> arena) {
   const std::vector<uint8_t> bytes = read_file(path);
-  if (bytes.size() < sizeof(kMagic) + sizeof(uint64_t) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+  if (bytes.size() < sizeof(kMagic) + sizeof(uint64_t) ||
+      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     fail(path, ": not an eventkv snapshot");
   }
   const std::span<const uint8_t> body(bytes.data(), bytes.size() - sizeof(uint64_t));
@@ -126,14 +130,15 @@ EventKV load_snapshot(const std::string& path, std::shared_ptr<Engine> engine, s
   Reader r(body, path);
   r.take(sizeof(kMagic));
   if (r.get<uint32_t>() != kVersion) fail(path, ": unsupported snapshot version");
-  if (r.get<uint64_t>() != engine->model().fingerprint()) fail(path, ": snapshot was made with a different model");
+  if (r.get<uint64_t>() != engine->model().fingerprint())
+    fail(path, ": snapshot was made with a different model");
   const compute::KvStorage& storage = arena->storage();
   const auto type = r.get<uint32_t>();
   const auto n_layer = r.get<uint32_t>();
   const auto k_dim = r.get<uint32_t>();
   const auto v_dim = r.get<uint32_t>();
-  if (type != static_cast<uint32_t>(storage.type()) || n_layer != storage.n_layer() || k_dim != storage.k_dim() ||
-      v_dim != storage.v_dim()) {
+  if (type != static_cast<uint32_t>(storage.type()) || n_layer != storage.n_layer() ||
+      k_dim != storage.k_dim() || v_dim != storage.v_dim()) {
     fail(path, ": snapshot KV layout (type, layers, dims) differs from this cache's");
   }
   std::vector<EventState> events(r.get_count(13, "event"));
@@ -143,7 +148,8 @@ EventKV load_snapshot(const std::string& path, std::shared_ptr<Engine> engine, s
     e.begin = r.get<int32_t>();
     e.retained = r.get<uint8_t>() != 0;
     e.tokens.resize(r.get_count(sizeof(int32_t), "token"));
-    std::memcpy(e.tokens.data(), r.take(e.tokens.size() * sizeof(int32_t)), e.tokens.size() * sizeof(int32_t));
+    std::memcpy(e.tokens.data(), r.take(e.tokens.size() * sizeof(int32_t)),
+                e.tokens.size() * sizeof(int32_t));
   }
   std::vector<EventKV::Slot> slots(r.get_count(9, "slot"));
   std::vector<uint8_t> has_row(slots.size());
@@ -151,7 +157,8 @@ EventKV load_snapshot(const std::string& path, std::shared_ptr<Engine> engine, s
     slots[s].position = r.get<int32_t>();
     slots[s].event = r.get<int32_t>();
     has_row[s] = r.get<uint8_t>();
-    if (slots[s].event < 0 || static_cast<size_t>(slots[s].event) >= events.size()) fail(path, ": snapshot slot ", s, " names no event");
+    if (slots[s].event < 0 || static_cast<size_t>(slots[s].event) >= events.size())
+      fail(path, ": snapshot slot ", s, " names no event");
   }
   int32_t next_slot = 0;
   for (size_t i = 0; i < events.size(); ++i) {
@@ -159,11 +166,13 @@ EventKV load_snapshot(const std::string& path, std::shared_ptr<Engine> engine, s
       fail(path, ": snapshot event '", events[i].id, "' does not follow its predecessor");
     }
     for (int32_t s = events[i].begin; s < events[i].end(); ++s) {
-      if (slots[static_cast<size_t>(s)].event != static_cast<int32_t>(i)) fail(path, ": snapshot slot ", s, " names the wrong event");
+      if (slots[static_cast<size_t>(s)].event != static_cast<int32_t>(i))
+        fail(path, ": snapshot slot ", s, " names the wrong event");
     }
     next_slot = events[i].end();
   }
-  if (next_slot != static_cast<int32_t>(slots.size())) fail(path, ": snapshot slots and events disagree");
+  if (next_slot != static_cast<int32_t>(slots.size()))
+    fail(path, ": snapshot slots and events disagree");
   size_t n_rows = 0;
   for (const uint8_t row : has_row) n_rows += row;
   if (static_cast<int64_t>(n_rows) > storage.capacity() - arena->cells_in_use()) {
@@ -176,8 +185,10 @@ EventKV load_snapshot(const std::string& path, std::shared_ptr<Engine> engine, s
       slots[s].cell = arena->allocate();
       cells.push_back(slots[s].cell);
       for (int64_t il = 0; il < storage.n_layer(); ++il) {
-        std::memcpy(arena->storage().k_bytes_mut(il, slots[s].cell), r.take(storage.k_row_bytes()), storage.k_row_bytes());
-        std::memcpy(arena->storage().v_bytes_mut(il, slots[s].cell), r.take(storage.v_row_bytes()), storage.v_row_bytes());
+        std::memcpy(arena->storage().k_bytes_mut(il, slots[s].cell), r.take(storage.k_row_bytes()),
+                    storage.k_row_bytes());
+        std::memcpy(arena->storage().v_bytes_mut(il, slots[s].cell), r.take(storage.v_row_bytes()),
+                    storage.v_row_bytes());
       }
     }
     if (!r.at_end()) fail(path, ": snapshot has trailing bytes");

@@ -14,6 +14,7 @@ namespace eventkv::kv {
 void save_snapshot(const EventKV& history, const std::string& path);
 
 // Restores into `arena` (which must have room and the same KV type).
-EventKV load_snapshot(const std::string& path, std::shared_ptr<Engine> engine, std::shared_ptr<KvArena> arena);
+EventKV load_snapshot(const std::string& path, std::shared_ptr<Engine> engine,
+                      std::shared_ptr<KvArena> arena);
 
 }  // namespace eventkv::kv

@@ -46,13 +46,15 @@ Model::Model(gguf::GgufFile file)
     : file_(std::move(file)),
       config_(config_from_gguf(file_)),
       weights_(load_weights(file_, config_)),
+      tokenizer_(tokenizer::Tokenizer::from_gguf(file_)),
       fingerprint_(compute_fingerprint(file_)) {}
 
 std::shared_ptr<const Model> Model::load(const std::string& path) {
   return std::shared_ptr<const Model>(new Model(gguf::GgufFile::open(path)));
 }
 
-std::shared_ptr<const Model> Model::from_bytes(std::span<const uint8_t> bytes, const std::string& name) {
+std::shared_ptr<const Model> Model::from_bytes(std::span<const uint8_t> bytes,
+                                               const std::string& name) {
   return std::shared_ptr<const Model>(new Model(gguf::GgufFile::parse(bytes, name)));
 }
 

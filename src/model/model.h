@@ -1,4 +1,4 @@
-// A loaded model: the mapped GGUF file, its config and its weights. Immutable
+// A loaded model: the mapped GGUF file, its config, weights and tokenizer. Immutable
 // after load and safe to share between threads; callers own KV caches and
 // scratch (see compute/forward.h).
 #pragma once
@@ -10,6 +10,7 @@
 #include "gguf/reader.h"
 #include "model/config.h"
 #include "model/weights.h"
+#include "tokenizer/tokenizer.h"
 
 namespace eventkv::model {
 
@@ -19,11 +20,13 @@ class Model {
   // header parse plus a copy of the small norm vectors; weights stay mapped.
   static std::shared_ptr<const Model> load(const std::string& path);
   // For in-memory files (tests): `bytes` must outlive the model.
-  static std::shared_ptr<const Model> from_bytes(std::span<const uint8_t> bytes, const std::string& name);
+  static std::shared_ptr<const Model> from_bytes(std::span<const uint8_t> bytes,
+                                                 const std::string& name);
 
   const gguf::GgufFile& file() const { return file_; }
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
+  const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
 
   // Identifies the model for snapshots: a hash of its metadata, its tensor
   // table (names, types, shapes, offsets) and bytes sampled from every tensor.
@@ -35,6 +38,7 @@ class Model {
   gguf::GgufFile file_;
   ModelConfig config_;
   ModelWeights weights_;
+  tokenizer::Tokenizer tokenizer_;
   uint64_t fingerprint_ = 0;
 };
 

@@ -57,7 +57,8 @@ class ModelBuilder {
       writer_.set_uint32(arch + ".attention.sliding_window",
                          static_cast<uint32_t>(spec_.sliding_window));
       if (spec_.swa_pattern > 0) {
-        writer_.set_uint32(arch + ".attention.sliding_window_pattern", static_cast<uint32_t>(spec_.swa_pattern));
+        writer_.set_uint32(arch + ".attention.sliding_window_pattern",
+                           static_cast<uint32_t>(spec_.swa_pattern));
       }
     }
     writer_.set_uint32("general.file_type", 0);

@@ -24,8 +24,9 @@ struct TestModelSpec {
   int64_t n_ff = 512;
   int64_t n_ctx = 512;
   int64_t sliding_window = 8;  // gemma3
-  std::string name;             // general.name; empty: "eventkv test <arch>"
-  int64_t swa_pattern = 0;     // gemma3: every swa_pattern-th layer is global; 0 leaves the key out (6)
+  std::string name;            // general.name; empty: "eventkv test <arch>"
+  int64_t swa_pattern =
+      0;  // gemma3: every swa_pattern-th layer is global; 0 leaves the key out (6)
   TestTokenizer tokenizer = TestTokenizer::kByteLevel;
   std::string pre = "default";  // tokenizer.ggml.pre of the BPE kinds
 };

@@ -16,7 +16,8 @@ class TensorLoader {
   WeightView matrix(const std::string& name, int64_t n_in, int64_t n_out) const {
     const gguf::TensorInfo& t = file_.tensor(name);
     if (t.n_dims != 2 || t.ne[0] != n_in || t.ne[1] != n_out) {
-      fail(file_.name(), ": tensor '", name, "' has shape ", shape(t), ", expected [", n_in, ", ", n_out, "]");
+      fail(file_.name(), ": tensor '", name, "' has shape ", shape(t), ", expected [", n_in, ", ",
+           n_out, "]");
     }
     require_computable(t);
     return WeightView{t.type, n_in, n_out, t.data, t.row_bytes()};
@@ -85,9 +86,11 @@ ModelWeights load_weights(const gguf::GgufFile& file, const ModelConfig& config)
   ModelWeights weights;
   weights.token_embd = load.matrix("token_embd.weight", config.n_embd, config.n_vocab);
   weights.output_norm = load.vector("output_norm.weight", config.n_embd);
-  weights.output = config.tied_output ? weights.token_embd : load.matrix("output.weight", config.n_embd, config.n_vocab);
+  weights.output = config.tied_output ? weights.token_embd
+                                      : load.matrix("output.weight", config.n_embd, config.n_vocab);
   weights.layers.reserve(static_cast<size_t>(config.n_layer));
-  for (int64_t il = 0; il < config.n_layer; ++il) weights.layers.push_back(load_layer(load, config, il));
+  for (int64_t il = 0; il < config.n_layer; ++il)
+    weights.layers.push_back(load_layer(load, config, il));
   return weights;
 }
 

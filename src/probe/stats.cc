@@ -10,10 +10,14 @@ namespace eventkv::probe {
 
 std::string_view outcome_name(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kAligned: return "aligned";
-    case Outcome::kAnti: return "anti";
-    case Outcome::kUnmoved: return "unmoved";
-    case Outcome::kOther: return "other";
+    case Outcome::kAligned:
+      return "aligned";
+    case Outcome::kAnti:
+      return "anti";
+    case Outcome::kUnmoved:
+      return "unmoved";
+    case Outcome::kOther:
+      return "other";
   }
   return "?";
 }
@@ -26,7 +30,8 @@ Outcome classify(int predicted_a, int predicted_b, int value_a, int value_b) {
 }
 
 Interval wilson_interval(int64_t k, int64_t n, double z) {
-  if (n <= 0 || k < 0 || k > n) fail("wilson_interval: need 0 <= k <= n and n > 0, got k=", k, ", n=", n);
+  if (n <= 0 || k < 0 || k > n)
+    fail("wilson_interval: need 0 <= k <= n and n > 0, got k=", k, ", n=", n);
   const double nn = static_cast<double>(n);
   const double p = static_cast<double>(k) / nn;
   const double z2 = z * z;
@@ -44,7 +49,8 @@ double sign_test_p(int64_t k, int64_t n) {
   const double log_half_n = static_cast<double>(n) * std::log(0.5);
   double total = 0.0;
   for (int64_t i = 0; i <= tail; ++i) {
-    const double log_choose = std::lgamma(static_cast<double>(n) + 1.0) - std::lgamma(static_cast<double>(i) + 1.0) -
+    const double log_choose = std::lgamma(static_cast<double>(n) + 1.0) -
+                              std::lgamma(static_cast<double>(i) + 1.0) -
                               std::lgamma(static_cast<double>(n - i) + 1.0);
     total += std::exp(log_choose + log_half_n);
   }

@@ -29,7 +29,8 @@ Interval wilson_interval(int64_t k, int64_t n, double z = 1.959963984540054);
 double sign_test_p(int64_t k, int64_t n);
 
 // Percentile bootstrap interval of the mean (95%, `resamples` draws, seeded).
-Interval bootstrap_mean_interval(const std::vector<double>& values, uint64_t seed, int resamples = 2000);
+Interval bootstrap_mean_interval(const std::vector<double>& values, uint64_t seed,
+                                 int resamples = 2000);
 
 double mean(const std::vector<double>& values);
 

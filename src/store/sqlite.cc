@@ -7,7 +7,8 @@
 namespace eventkv::store {
 
 Database::Database(const std::string& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+  if (sqlite3_open_v2(path.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                       nullptr) != SQLITE_OK) {
     const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
@@ -18,7 +19,9 @@ Database::Database(const std::string& path) : path_(path) {
   exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
 }
 
-Database::~Database() { sqlite3_close(db_); }
+Database::~Database() {
+  sqlite3_close(db_);
+}
 
 void Database::fail_with(std::string_view what) const {
   fail(path_, ": ", what, ": ", sqlite3_errmsg(db_));
@@ -33,15 +36,20 @@ void Database::exec(std::string_view sql) {
   }
 }
 
-int64_t Database::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
+int64_t Database::last_insert_id() const {
+  return sqlite3_last_insert_rowid(db_);
+}
 
 Statement::Statement(Database& db, std::string_view sql) : db_(db) {
-  if (sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
+      SQLITE_OK) {
     db.fail_with("cannot prepare statement");
   }
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  sqlite3_finalize(stmt_);
+}
 
 Statement& Statement::bind(int index, int64_t value) {
   if (sqlite3_bind_int64(stmt_, index, value) != SQLITE_OK) db_.fail_with("bind");
@@ -54,7 +62,8 @@ Statement& Statement::bind(int index, double value) {
 }
 
 Statement& Statement::bind(int index, std::string_view value) {
-  if (sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT) != SQLITE_OK) {
+  if (sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+                        SQLITE_TRANSIENT) != SQLITE_OK) {
     db_.fail_with("bind");
   }
   return *this;
@@ -78,18 +87,28 @@ void Statement::run() {
   reset();
 }
 
-void Statement::reset() { sqlite3_reset(stmt_); }
+void Statement::reset() {
+  sqlite3_reset(stmt_);
+}
 
-int64_t Statement::column_int(int index) const { return sqlite3_column_int64(stmt_, index); }
-double Statement::column_double(int index) const { return sqlite3_column_double(stmt_, index); }
-bool Statement::column_is_null(int index) const { return sqlite3_column_type(stmt_, index) == SQLITE_NULL; }
+int64_t Statement::column_int(int index) const {
+  return sqlite3_column_int64(stmt_, index);
+}
+double Statement::column_double(int index) const {
+  return sqlite3_column_double(stmt_, index);
+}
+bool Statement::column_is_null(int index) const {
+  return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
+}
 
 std::string Statement::column_text(int index) const {
   const auto* text = sqlite3_column_text(stmt_, index);
   return text == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(text));
 }
 
-Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(Database& db) : db_(db) {
+  db_.exec("BEGIN IMMEDIATE");
+}
 
 Transaction::~Transaction() {
   if (!done_) {

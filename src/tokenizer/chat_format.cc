@@ -182,6 +182,12 @@ std::vector<TokenId> ChatFormat::render_message(const Tokenizer& tok,
   return ids;
 }
 
+std::vector<TokenId> ChatFormat::generation_prompt(const Tokenizer& tok) const {
+  std::vector<TokenId> ids;
+  append_parts(tok, generation_parts(), ids);
+  return ids;
+}
+
 RenderedChat ChatFormat::render(const Tokenizer& tok, std::span<const ChatMessage> messages,
                                 bool add_generation_prompt) const {
   RenderedChat chat;

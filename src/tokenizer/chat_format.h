@@ -87,6 +87,8 @@ class ChatFormat {
   // Tokens of one message rendered alone (what appending an event to a live
   // session costs); render() concatenates exactly these.
   std::vector<TokenId> render_message(const Tokenizer& tok, const ChatMessage& message) const;
+  // Tokens that open the assistant's reply (empty for formats without one).
+  std::vector<TokenId> generation_prompt(const Tokenizer& tok) const;
 
  private:
   enum class Family { kChatml, kGemma, kLlama3, kMistral };

@@ -2,12 +2,12 @@
 // computation (SPEC section 2, issue "Event-addressable KV cache").
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -38,7 +38,8 @@ struct TestCache {
 
 // A generated model of `arch`, or a real model file when `real_file` is set
 // (an empty engine when that file is not downloaded).
-TestCache make_cache(model::Arch arch, uint64_t seed = 21, compute::KvType type = compute::KvType::kF32,
+TestCache make_cache(model::Arch arch, uint64_t seed = 21,
+                     compute::KvType type = compute::KvType::kF32,
                      const std::string& real_file = "") {
   TestCache setup;
   if (!real_file.empty()) {
@@ -71,7 +72,9 @@ std::vector<EventTokens> random_events(uint64_t seed, int n_events) {
   return events;
 }
 
-std::vector<int32_t> query_tokens() { return {10, 20, 30, 40}; }
+std::vector<int32_t> query_tokens() {
+  return {10, 20, 30, 40};
+}
 
 double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());
@@ -126,7 +129,8 @@ class EventKvTest : public ::testing::TestWithParam<ModelCase> {
  protected:
   void SetUp() override {
     cache_ = make_cache(GetParam().arch, 21, compute::KvType::kF32, GetParam().real_file);
-    if (!cache_.engine) GTEST_SKIP() << GetParam().real_file << " not downloaded (scripts/get-models --all)";
+    if (!cache_.engine)
+      GTEST_SKIP() << GetParam().real_file << " not downloaded (scripts/get-models --all)";
   }
   TestCache cache_;
 };
@@ -146,7 +150,8 @@ TEST_P(EventKvTest, ServingEveryEventEqualsAFullContextForward) {
 
 // The reference builds the masked computation directly: every history token
 // sees the history causally; query tokens see it minus the evicted events.
-std::vector<float> masked_query_reference(const TestCache& setup, const std::vector<EventTokens>& events,
+std::vector<float> masked_query_reference(const TestCache& setup,
+                                          const std::vector<EventTokens>& events,
                                           const std::vector<bool>& evicted) {
   compute::ForwardBatch batch;
   std::vector<bool> hidden;
@@ -169,12 +174,14 @@ std::vector<float> masked_query_reference(const TestCache& setup, const std::vec
   batch.visible = compute::causal_visibility(batch.positions, batch.kv_positions);
   for (size_t t = n_history; t < batch.tokens.size(); ++t) {
     auto& list = batch.visible[t];
-    list.erase(std::remove_if(list.begin(), list.end(), [&](int32_t j) { return hidden[static_cast<size_t>(j)]; }),
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [&](int32_t j) { return hidden[static_cast<size_t>(j)]; }),
                list.end());
   }
   batch.logit_rows = {static_cast<int32_t>(batch.tokens.size() - 1)};
   compute::KvStorage storage(setup.config().n_layer, static_cast<int64_t>(batch.tokens.size()),
-                             setup.config().kv_dim(), setup.config().v_dim(), compute::KvType::kF32);
+                             setup.config().kv_dim(), setup.config().v_dim(),
+                             compute::KvType::kF32);
   return compute::forward(setup.engine->model(), storage, batch, setup.engine->pool());
 }
 
@@ -189,7 +196,8 @@ TEST_P(EventKvTest, EvictionEqualsMaskingTheQueryFromTheEvictedEvents) {
     if (evicted[e]) ids.push_back(events[e].id);
   }
   h.evict(ids);
-  EXPECT_LE(relative_error(h.query_logits(query_tokens()), masked_query_reference(setup, events, evicted)),
+  EXPECT_LE(relative_error(h.query_logits(query_tokens()),
+                           masked_query_reference(setup, events, evicted)),
             kTolerance);
 }
 
@@ -210,8 +218,10 @@ TEST_P(EventKvTest, IncrementalLocalRecomputeEqualsAFreshMaskedCompute) {
   EventKV fresh = setup.history();
   fresh.append(events, mask);
   for (int32_t s = 0; s < fresh.n_slots(); ++s) {
-    EXPECT_LE(relative_error(rows_of(incremental, s, true), rows_of(fresh, s, true)), kTolerance) << "slot " << s;
-    EXPECT_LE(relative_error(rows_of(incremental, s, false), rows_of(fresh, s, false)), kTolerance) << "slot " << s;
+    EXPECT_LE(relative_error(rows_of(incremental, s, true), rows_of(fresh, s, true)), kTolerance)
+        << "slot " << s;
+    EXPECT_LE(relative_error(rows_of(incremental, s, false), rows_of(fresh, s, false)), kTolerance)
+        << "slot " << s;
   }
   // The recomputed rows cannot depend on the masked source's tokens.
   auto other_events = events;
@@ -219,7 +229,8 @@ TEST_P(EventKvTest, IncrementalLocalRecomputeEqualsAFreshMaskedCompute) {
   EventKV other = setup.history();
   other.append(other_events);
   other.recompute({{events[source + 1].id}}, mask, true);
-  for (int32_t s = events[source + 1].tokens.empty() ? 0 : incremental.event(events[source + 1].id).begin;
+  for (int32_t s =
+           events[source + 1].tokens.empty() ? 0 : incremental.event(events[source + 1].id).begin;
        s < other.n_slots(); ++s) {
     EXPECT_EQ(rows_of(other, s, true), rows_of(incremental, s, true)) << "slot " << s;
     EXPECT_EQ(rows_of(other, s, false), rows_of(incremental, s, false)) << "slot " << s;
@@ -251,8 +262,9 @@ void rotate_reference(const model::ModelConfig& c, int64_t il, float* head, int6
   const compute::RopeParams rope = compute::layer_rope(c, il);
   const int64_t half = rope.n_rot / 2;
   for (int64_t i = 0; i < half; ++i) {
-    const double theta = static_cast<double>(position) * rope.freq_scale *
-                         std::pow(static_cast<double>(rope.freq_base), -2.0 * static_cast<double>(i) / rope.n_rot);
+    const double theta =
+        static_cast<double>(position) * rope.freq_scale *
+        std::pow(static_cast<double>(rope.freq_base), -2.0 * static_cast<double>(i) / rope.n_rot);
     const int64_t i0 = rope.pairing == compute::RopePairing::kAdjacent ? 2 * i : i;
     const int64_t i1 = rope.pairing == compute::RopePairing::kAdjacent ? 2 * i + 1 : i + half;
     const double x0 = head[i0];
@@ -315,7 +327,8 @@ TEST(EventKv, SlidingWindowCountsOriginalPositionsAfterEviction) {
   EXPECT_LE(relative_error(served, masked_query_reference(setup, events, evicted)), kTolerance);
   // Compacting positions changes which keys fall in the window, so the answer moves.
   h.reposition();
-  EXPECT_GT(relative_error(h.query_logits(query_tokens(), QueryPositions::kAfterRetained), served), 1e-4);
+  EXPECT_GT(relative_error(h.query_logits(query_tokens(), QueryPositions::kAfterRetained), served),
+            1e-4);
 }
 
 TEST(EventKv, ForkSharesRowsAndBatchedSidesMatchSeparateOnes) {
@@ -338,8 +351,10 @@ TEST(EventKv, ForkSharesRowsAndBatchedSidesMatchSeparateOnes) {
   a_alone.append(events_a);
   EventKV b_alone = setup.history();
   b_alone.append(events_b);
-  EXPECT_LE(relative_error(a.query_logits(query_tokens()), a_alone.query_logits(query_tokens())), kTolerance);
-  EXPECT_LE(relative_error(b.query_logits(query_tokens()), b_alone.query_logits(query_tokens())), kTolerance);
+  EXPECT_LE(relative_error(a.query_logits(query_tokens()), a_alone.query_logits(query_tokens())),
+            kTolerance);
+  EXPECT_LE(relative_error(b.query_logits(query_tokens()), b_alone.query_logits(query_tokens())),
+            kTolerance);
   // Writing to a shared row copies it: b's recompute leaves a untouched.
   const std::vector<float> a_logits = a.query_logits(query_tokens());
   EdgeMask mask;
@@ -385,7 +400,8 @@ TEST(EventKv, ScoresAreTeacherForcedLogProbabilities) {
       const float max_logit = *std::max_element(logits.begin(), logits.end());
       double total = 0.0;
       for (const float l : logits) total += std::exp(static_cast<double>(l - max_logit));
-      expected += static_cast<double>(logits[static_cast<size_t>(token)] - max_logit) - std::log(total);
+      expected +=
+          static_cast<double>(logits[static_cast<size_t>(token)] - max_logit) - std::log(total);
       logits = context.eval({&token, 1});
     }
     EXPECT_NEAR(scores[c].log_prob, expected, 1e-4) << "candidate " << c;
@@ -402,7 +418,8 @@ TEST(EventKv, FailedOperationsChangeNothing) {
   const int64_t cells = setup.arena->cells_in_use();
   EXPECT_THROW(h.append(std::vector<EventTokens>{{"e0", "user", {1, 2}}}), Error);  // duplicate id
   EXPECT_THROW(h.append(std::vector<EventTokens>{{"new", "user", {1, 999999}}}), Error);
-  EXPECT_THROW(h.append(std::vector<EventTokens>{{"big", "user", std::vector<int32_t>(5000, 1)}}), Error);
+  EXPECT_THROW(h.append(std::vector<EventTokens>{{"big", "user", std::vector<int32_t>(5000, 1)}}),
+               Error);
   EXPECT_THROW(h.evict({{"missing"}}), Error);
   EXPECT_THROW(h.transplant(h, "missing", 0, 1), Error);
   EXPECT_EQ(h.events().size(), 3u);
@@ -464,23 +481,28 @@ TEST_F(SnapshotTest, CorruptTruncatedAndForeignSnapshotsAreRefused) {
     bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   const auto write = [&](const std::string& name, const std::vector<char>& content) {
-    std::ofstream(path(name), std::ios::binary).write(content.data(), static_cast<std::streamsize>(content.size()));
+    std::ofstream(path(name), std::ios::binary)
+        .write(content.data(), static_cast<std::streamsize>(content.size()));
     return path(name);
   };
   auto flipped = bytes;
   flipped[bytes.size() / 2] ^= 0x40;
   EXPECT_NE(load_error(write("flipped.snap", flipped), setup).find("checksum"), std::string::npos);
-  EXPECT_NE(load_error(write("cut.snap", std::vector<char>(bytes.begin(), bytes.begin() + bytes.size() / 3)), setup)
+  EXPECT_NE(load_error(write("cut.snap",
+                             std::vector<char>(bytes.begin(), bytes.begin() + bytes.size() / 3)),
+                       setup)
                 .find("checksum"),
             std::string::npos);
-  EXPECT_NE(load_error(write("junk.snap", {'n', 'o', 'p', 'e'}), setup).find("not an eventkv snapshot"),
-            std::string::npos);
+  EXPECT_NE(
+      load_error(write("junk.snap", {'n', 'o', 'p', 'e'}), setup).find("not an eventkv snapshot"),
+      std::string::npos);
   EXPECT_NE(load_error(path("absent.snap"), setup).find("cannot open"), std::string::npos);
   const TestCache other = make_cache(model::Arch::kLlama, 99);
   EXPECT_NE(load_error(path("good.snap"), other).find("different model"), std::string::npos);
   EXPECT_THROW(save_snapshot(h, path("no/such/dir/x.snap")), Error);
   for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
-    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << "left " << entry.path();
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos)
+        << "left " << entry.path();
   }
 }
 

@@ -31,7 +31,8 @@ struct LoadedModel {
 };
 
 model::Arch arch_from_name(const std::string& name) {
-  for (const model::Arch arch : {model::Arch::kLlama, model::Arch::kQwen2, model::Arch::kQwen3, model::Arch::kGemma3}) {
+  for (const model::Arch arch :
+       {model::Arch::kLlama, model::Arch::kQwen2, model::Arch::kQwen3, model::Arch::kGemma3}) {
     if (model::arch_name(arch) == name) return arch;
   }
   throw std::runtime_error("unknown arch " + name);
@@ -49,7 +50,8 @@ LoadedModel load_fixture_model(const nlohmann::json& fixture) {
     spec.name = g["name"].get<std::string>();
     spec.seed = g["seed"].get<uint64_t>();
     loaded.bytes = model::build_test_model(spec).to_bytes();
-    EXPECT_EQ(fnv1a64(loaded.bytes), std::stoull(fixture["fnv1a64"].get<std::string>(), nullptr, 16))
+    EXPECT_EQ(fnv1a64(loaded.bytes),
+              std::stoull(fixture["fnv1a64"].get<std::string>(), nullptr, 16))
         << "the test model generator changed; regenerate the logits fixtures";
     loaded.model = model::Model::from_bytes(loaded.bytes, "generated");
     return loaded;
@@ -73,7 +75,8 @@ float check_prompt(const model::Model& model, const nlohmann::json& prompt) {
   const int64_t n_vocab = model.config().n_vocab;
   static std::shared_ptr<kv::Engine> engine;
   if (!engine || &engine->model() != &model) {
-    engine = std::make_shared<kv::Engine>(std::shared_ptr<const model::Model>(&model, [](const model::Model*) {}), 2);
+    engine = std::make_shared<kv::Engine>(
+        std::shared_ptr<const model::Model>(&model, [](const model::Model*) {}), 2);
   }
   kv::Context context(engine, {.n_ctx = n});
   const std::vector<float> logits = context.eval(ids, /*all_logits=*/true);
@@ -111,9 +114,11 @@ class ForwardReference : public ::testing::TestWithParam<std::string> {};
 TEST_P(ForwardReference, LogitsMatchTransformersFloat32) {
   const nlohmann::json fixture = testing::load_fixture("logits/" + GetParam());
   const LoadedModel loaded = load_fixture_model(fixture);
-  if (!loaded.model) GTEST_SKIP() << fixture["model"] << " not downloaded (scripts/get-models --all)";
+  if (!loaded.model)
+    GTEST_SKIP() << fixture["model"] << " not downloaded (scripts/get-models --all)";
   float worst = 0.0f;
-  for (const auto& prompt : fixture["prompts"]) worst = std::max(worst, check_prompt(*loaded.model, prompt));
+  for (const auto& prompt : fixture["prompts"])
+    worst = std::max(worst, check_prompt(*loaded.model, prompt));
   RecordProperty("max_relative_error", std::to_string(worst));
   std::printf("%s: max |dlogit| / max|logit| = %.3g\n", GetParam().c_str(), worst);
   EXPECT_LE(worst, kRelativeTolerance);
@@ -131,7 +136,9 @@ std::vector<std::string> fixture_names() {
 INSTANTIATE_TEST_SUITE_P(Fixtures, ForwardReference, ::testing::ValuesIn(fixture_names()),
                          [](const auto& info) {
                            std::string name = info.param.substr(0, info.param.find(".json"));
-                           std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+                           std::replace_if(
+                               name.begin(), name.end(), [](char c) { return !std::isalnum(c); },
+                               '_');
                            return name;
                          });
 

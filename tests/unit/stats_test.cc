@@ -39,8 +39,8 @@ TEST(Stats, WilsonIntervalKnownValues) {
 
 TEST(Stats, SignTestKnownValues) {
   EXPECT_NEAR(sign_test_p(99, 99) / 3.1554436208840472e-30, 1.0, 1e-9);  // 2 * 0.5^99
-  EXPECT_NEAR(sign_test_p(9, 10), 0.021484375, 1e-12);                  // 2 * 11 / 1024
-  EXPECT_NEAR(sign_test_p(1, 10), 0.021484375, 1e-12);                  // symmetric
+  EXPECT_NEAR(sign_test_p(9, 10), 0.021484375, 1e-12);                   // 2 * 11 / 1024
+  EXPECT_NEAR(sign_test_p(1, 10), 0.021484375, 1e-12);                   // symmetric
   EXPECT_NEAR(sign_test_p(60, 100), 0.05688793364098079, 1e-12);
   EXPECT_EQ(sign_test_p(50, 100), 1.0);
   EXPECT_EQ(sign_test_p(0, 5), 0.0625);

@@ -8,7 +8,12 @@ implementations on the same GGUF files and the same token ids.
   sample of the full vector (every vocabulary id for generated models, ~1024
   ids for real ones, to keep fixtures small) plus its max and logsumexp.
 - llama.cpp (`llama-simple`, greedy): the 32-token continuation text of each
-  prompt of each real model. Prompt ids come from `llama-tokenize`.
+  prompt of each real model, on the quantized file as shipped and on a copy
+  whose every tensor gguf-py dequantized to F32 (llama.cpp then keeps
+  activations in float, so its continuation should equal a float engine's;
+  the quantized run rounds activations to 8 bits inside matrix products).
+  Prompt ids come from `llama-tokenize`. The F32 copy is skipped for models
+  over 3 GiB of F32 weights.
 
 Caveats handled here (see FACTS.md section 6), each checked by transformers'
 own load report, which refuses mismatched shapes: GGUF stores no
@@ -28,14 +33,17 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import gguf
 import numpy as np
 import torch
 import transformers
+from gguf.quants import dequantize
 from transformers import AutoModelForCausalLM
 
 TOP_K = 50
 SAMPLED_IDS = 1024
 CONTINUATION_TOKENS = 32
+MAX_F32_BYTES = 3 << 30
 
 REAL_MODELS = {
     "smollm2-135m-instruct-q4_1.gguf": "chatml",
@@ -135,16 +143,44 @@ def llama_continuation(llama_bin: Path, model: Path, text: str) -> str:
     return tail[:-1] if tail.endswith("\n") else tail
 
 
+def write_f32_copy(src: Path, dst: Path) -> bool:
+    """Writes src with every tensor dequantized to F32; False when too large."""
+    reader = gguf.GGUFReader(src)
+    if sum(int(np.prod([int(x) for x in t.shape])) for t in reader.tensors) * 4 > MAX_F32_BYTES:
+        return False
+    writer = gguf.GGUFWriter(dst, reader.fields["general.architecture"].contents())
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key == "general.architecture":
+            continue
+        value_type = gguf.GGUFValueType(field.types[0])
+        sub_type = gguf.GGUFValueType(field.types[1]) if value_type == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(key, field.contents(), value_type, sub_type=sub_type)
+    for t in reader.tensors:
+        shape = [int(x) for x in t.shape][::-1]
+        data = dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32).reshape(shape)
+        writer.add_tensor(t.name, data, raw_dtype=gguf.GGMLQuantizationType.F32)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return True
+
+
 def real_fixture(args, file_name: str) -> dict:
     path = Path(args.models) / file_name
     model = load_hf(Path(args.models), file_name)
-    prompts = []
-    for text in PROMPTS[REAL_MODELS[file_name]]:
-        ids = llama_ids(Path(args.llama), path, text)
-        entry = prompt_entry(logits_of(model, ids), ids, full=False)
-        entry["text"] = text
-        entry["llama_cpp_continuation"] = llama_continuation(Path(args.llama), path, text)
-        prompts.append(entry)
+    with tempfile.TemporaryDirectory() as tmp:
+        f32_path = Path(tmp) / "f32.gguf"
+        has_f32 = write_f32_copy(path, f32_path)
+        prompts = []
+        for text in PROMPTS[REAL_MODELS[file_name]]:
+            ids = llama_ids(Path(args.llama), path, text)
+            entry = prompt_entry(logits_of(model, ids), ids, full=False)
+            entry["text"] = text
+            entry["llama_cpp_continuation"] = llama_continuation(Path(args.llama), path, text)
+            if has_f32:
+                entry["llama_cpp_f32_continuation"] = llama_continuation(Path(args.llama), f32_path, text)
+            prompts.append(entry)
     return {"model": file_name, "prompts": prompts}
 
 

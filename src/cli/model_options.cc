@@ -1,0 +1,33 @@
+#include "cli/model_options.h"
+
+#include <thread>
+
+#include "util/error.h"
+
+namespace eventkv::cli {
+
+void add_model_options(CLI::App* cmd, ModelOptions& options) {
+  cmd->add_option("-m,--model", options.model, "GGUF model file")->required();
+  cmd->add_option("-t,--threads", options.threads, "threads (default: every core)");
+  cmd->add_option("-c,--ctx", options.n_ctx, "context size in tokens");
+}
+
+void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params) {
+  cmd->add_option("--temp", params.temperature, "temperature; 0 is greedy (default)");
+  cmd->add_option("--top-k", params.top_k, "keep the k most likely tokens (0: off)");
+  cmd->add_option("--top-p", params.top_p, "keep the smallest set of probability mass p (1: off)");
+  cmd->add_option("--min-p", params.min_p,
+                  "drop tokens below min-p times the top probability (0: off)");
+  cmd->add_option("--seed", params.seed, "sampling seed");
+}
+
+std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options) {
+  if (options.threads < 0)
+    fail("--threads must be >= 1 (or 0 for every core), got ", options.threads);
+  const int threads = options.threads == 0
+                          ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
+                          : options.threads;
+  return std::make_shared<kv::Engine>(model::Model::load(options.model), threads);
+}
+
+}  // namespace eventkv::cli

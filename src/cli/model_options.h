@@ -1,0 +1,27 @@
+// Options every model-running subcommand shares (-m, -t, -c) and the
+// sampling options of the generating ones.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kv/engine.h"
+#include "sampling/sampler.h"
+
+namespace eventkv::cli {
+
+struct ModelOptions {
+  std::string model;
+  int threads = 0;      // 0: every core
+  int64_t n_ctx = 4096;
+};
+
+void add_model_options(CLI::App* cmd, ModelOptions& options);
+void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params);
+
+// Loads the model and starts its threads; throws Error.
+std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options);
+
+}  // namespace eventkv::cli
