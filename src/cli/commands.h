@@ -12,5 +12,6 @@ void add_tokenize_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_history_command(CLI::App& app);
+void add_probe_command(CLI::App& app);
 
 }  // namespace eventkv::cli

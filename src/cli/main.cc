@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   eventkv::cli::add_generate_command(app);
   eventkv::cli::add_chat_command(app);
   eventkv::cli::add_history_command(app);
+  eventkv::cli::add_probe_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -221,41 +221,57 @@ void EventKV::own_cell(int32_t slot_index) {
   slot.cell = fresh;
 }
 
-void EventKV::recompute(std::span<const std::string> ids, const EdgeMask& mask,
-                        bool with_descendants) {
+std::vector<int32_t> EventKV::recompute_slots(std::span<const std::string> ids, bool with_descendants) const {
   std::vector<char> target(events_.size(), 0);
   int32_t first = static_cast<int32_t>(events_.size());
   for (const std::string& id : ids) {
     const int32_t index = event_index(id);
     if (index < 0) fail("recompute: unknown event '", id, "'");
-    if (!events_[static_cast<size_t>(index)].retained)
-      fail("recompute: event '", id, "' was evicted");
+    if (!events_[static_cast<size_t>(index)].retained) fail("recompute: event '", id, "' was evicted");
     target[static_cast<size_t>(index)] = 1;
     first = std::min(first, index);
   }
   if (with_descendants) {
-    for (size_t e = static_cast<size_t>(first); e < events_.size(); ++e)
-      target[e] = events_[e].retained ? 1 : 0;
+    for (size_t e = static_cast<size_t>(first); e < events_.size(); ++e) target[e] = events_[e].retained ? 1 : 0;
   }
   std::vector<int32_t> slots;
   for (size_t e = 0; e < events_.size(); ++e) {
     if (!target[e]) continue;
     for (int32_t s = events_[e].begin; s < events_[e].end(); ++s) slots.push_back(s);
   }
-  if (slots.empty()) return;
-  const int64_t free_cells = arena_->storage().capacity() - arena_->cells_in_use();
+  return slots;
+}
+
+void EventKV::recompute(std::span<const std::string> ids, const EdgeMask& mask, bool with_descendants) {
+  EventKV* self = this;
+  recompute_batched({&self, 1}, ids, mask, with_descendants);
+}
+
+void EventKV::recompute_batched(std::span<EventKV* const> histories, std::span<const std::string> ids,
+                                const EdgeMask& mask, bool with_descendants) {
+  if (histories.empty()) return;
+  KvArena& arena = *histories[0]->arena_;
+  std::vector<std::vector<int32_t>> slots;
   int64_t shared = 0;
-  for (const int32_t s : slots)
-    shared += arena_->references(slots_[static_cast<size_t>(s)].cell) > 1 ? 1 : 0;
-  if (shared > free_cells) fail("KV arena too small to copy ", shared, " shared rows");
-  for (const int32_t s : slots) own_cell(s);
-  const Visibility visibility(*this, mask);
-  BatchRunner runner(*engine_, *arena_);
-  for (const int32_t s : slots) {
-    const Slot& slot = slots_[static_cast<size_t>(s)];
-    runner.add(token_at(s), slot.position, slot.cell, visibility.of(s));
+  for (EventKV* history : histories) {
+    if (history->arena_.get() != &arena || history->engine_ != histories[0]->engine_) {
+      fail("recompute_batched: histories must share one engine and one arena");
+    }
+    slots.push_back(history->recompute_slots(ids, with_descendants));
+    for (const int32_t s : slots.back()) shared += arena.references(history->slots_[static_cast<size_t>(s)].cell) > 1 ? 1 : 0;
   }
-  runner.run({});
+  if (shared > arena.storage().capacity() - arena.cells_in_use()) fail("KV arena too small to copy ", shared, " shared rows");
+  BatchRunner runner(*histories[0]->engine_, arena);
+  for (size_t h = 0; h < histories.size(); ++h) {
+    EventKV& history = *histories[h];
+    for (const int32_t s : slots[h]) history.own_cell(s);
+    const Visibility visibility(history, mask);
+    for (const int32_t s : slots[h]) {
+      const Slot& slot = history.slots_[static_cast<size_t>(s)];
+      runner.add(history.token_at(s), slot.position, slot.cell, visibility.of(s));
+    }
+  }
+  if (runner.size() > 0) runner.run({});
 }
 
 void EventKV::transplant(const EventKV& source, std::string_view id, int64_t layer_begin,
@@ -338,24 +354,12 @@ int32_t EventKV::token_at(int32_t slot) const {
   return e.tokens[static_cast<size_t>(slot - e.begin)];
 }
 
-std::vector<float> EventKV::run_query(const std::vector<int32_t>& query,
-                                      const std::vector<std::vector<int32_t>>& candidates,
-                                      QueryPositions mode) {
-  if (query.empty()) fail("query: no tokens");
-  const int64_t n_vocab = engine_->model().config().n_vocab;
-  size_t n_cells = query.size();
-  std::vector<const std::vector<int32_t>*> sequences = {&query};
-  for (const auto& candidate : candidates) {
-    if (candidate.empty()) fail("query: empty candidate");
-    n_cells += candidate.size() - 1;
-    sequences.push_back(&candidate);
-  }
-  for (const auto* sequence : sequences) {
-    for (const int32_t token : *sequence) {
-      if (token < 0 || token >= n_vocab)
-        fail("query: token id ", token, " is outside the vocabulary");
-    }
-  }
+// Adds `query` and one branch per candidate (all but its last token) for one
+// history; returns the batch rows whose logits score the candidates: the
+// query's last token, then every branch token.
+std::vector<int32_t> EventKV::add_query(BatchRunner& runner, const std::vector<int32_t>& query,
+                                        const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode,
+                                        const std::vector<int32_t>& cells) const {
   std::vector<VisibleCell> visible;
   int32_t base = last_position() + 1;
   for (const Slot& slot : slots_) {
@@ -365,25 +369,59 @@ std::vector<float> EventKV::run_query(const std::vector<int32_t>& query,
     base = 0;
     for (const VisibleCell& v : visible) base = std::max(base, v.position + 1);
   }
-  const std::vector<int32_t> cells = temporary_cells(n_cells);
+  for (size_t i = 0; i < query.size(); ++i) {
+    visible.push_back({cells[i], base + static_cast<int32_t>(i)});
+    runner.add(query[i], base + static_cast<int32_t>(i), cells[i], visible);
+  }
+  std::vector<int32_t> rows = {runner.size() - 1};
+  size_t next_cell = query.size();
+  for (const auto& candidate : candidates) {
+    std::vector<VisibleCell> branch = visible;
+    for (size_t j = 0; j + 1 < candidate.size(); ++j) {
+      const int32_t position = base + static_cast<int32_t>(query.size() + j);
+      branch.push_back({cells[next_cell], position});
+      rows.push_back(runner.add(candidate[j], position, cells[next_cell++], branch));
+    }
+  }
+  return rows;
+}
+
+std::vector<float> EventKV::run_queries(std::span<EventKV* const> histories, const std::vector<int32_t>& query,
+                                        const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode) {
+  if (histories.empty()) return {};
+  if (query.empty()) fail("query: no tokens");
+  Engine& engine = *histories[0]->engine_;
+  KvArena& arena = *histories[0]->arena_;
+  const int64_t n_vocab = engine.model().config().n_vocab;
+  size_t n_cells = query.size();
+  std::vector<const std::vector<int32_t>*> sequences = {&query};
+  for (const auto& candidate : candidates) {
+    if (candidate.empty()) fail("query: empty candidate");
+    n_cells += candidate.size() - 1;
+    sequences.push_back(&candidate);
+  }
+  for (const auto* sequence : sequences) {
+    for (const int32_t token : *sequence) {
+      if (token < 0 || token >= n_vocab) fail("query: token id ", token, " is outside the vocabulary");
+    }
+  }
+  for (const EventKV* history : histories) {
+    if (history->arena_.get() != &arena || history->engine_.get() != &engine) {
+      fail("query: batched histories must share one engine and one arena");
+    }
+  }
+  const std::vector<int32_t> cells = histories[0]->temporary_cells(n_cells * histories.size());
   const auto release_cells = [&] {
-    for (const int32_t cell : cells) arena_->release(cell);
+    for (const int32_t cell : cells) arena.release(cell);
   };
   try {
-    BatchRunner runner(*engine_, *arena_);
-    for (size_t i = 0; i < query.size(); ++i) {
-      visible.push_back({cells[i], base + static_cast<int32_t>(i)});
-      runner.add(query[i], base + static_cast<int32_t>(i), cells[i], visible);
-    }
-    std::vector<int32_t> rows = {runner.size() - 1};
-    size_t next_cell = query.size();
-    for (const auto& candidate : candidates) {
-      std::vector<VisibleCell> branch = visible;
-      for (size_t j = 0; j + 1 < candidate.size(); ++j) {
-        const int32_t position = base + static_cast<int32_t>(query.size() + j);
-        branch.push_back({cells[next_cell], position});
-        rows.push_back(runner.add(candidate[j], position, cells[next_cell++], branch));
-      }
+    BatchRunner runner(engine, arena);
+    std::vector<int32_t> rows;
+    for (size_t h = 0; h < histories.size(); ++h) {
+      const std::vector<int32_t> own(cells.begin() + static_cast<std::ptrdiff_t>(h * n_cells),
+                                     cells.begin() + static_cast<std::ptrdiff_t>((h + 1) * n_cells));
+      const std::vector<int32_t> added = histories[h]->add_query(runner, query, candidates, mode, own);
+      rows.insert(rows.end(), added.begin(), added.end());
     }
     std::vector<float> logits = runner.run(rows);
     release_cells();
@@ -394,26 +432,40 @@ std::vector<float> EventKV::run_query(const std::vector<int32_t>& query,
   }
 }
 
-std::vector<CandidateScore> EventKV::score(const std::vector<int32_t>& query,
-                                           const std::vector<std::vector<int32_t>>& candidates,
-                                           QueryPositions mode) {
-  const std::vector<float> logits = run_query(query, candidates, mode);
-  const int64_t n_vocab = engine_->model().config().n_vocab;
-  std::vector<CandidateScore> scores;
-  size_t row = 1;
-  for (const auto& candidate : candidates) {
-    CandidateScore score{log_prob(logits.data(), n_vocab, candidate[0]),
-                         static_cast<int32_t>(candidate.size())};
-    for (size_t j = 1; j < candidate.size(); ++j) {
-      score.log_prob += log_prob(logits.data() + (row++) * n_vocab, n_vocab, candidate[j]);
+std::vector<std::vector<CandidateScore>> EventKV::score_batched(std::span<EventKV* const> histories,
+                                                                const std::vector<int32_t>& query,
+                                                                const std::vector<std::vector<int32_t>>& candidates,
+                                                                QueryPositions mode) {
+  const std::vector<float> logits = run_queries(histories, query, candidates, mode);
+  if (histories.empty()) return {};
+  const int64_t n_vocab = histories[0]->engine_->model().config().n_vocab;
+  std::vector<std::vector<CandidateScore>> all;
+  size_t row = 0;
+  for (size_t h = 0; h < histories.size(); ++h) {
+    const size_t query_row = row++;
+    std::vector<CandidateScore> scores;
+    for (const auto& candidate : candidates) {
+      CandidateScore score{log_prob(logits.data() + query_row * n_vocab, n_vocab, candidate[0]),
+                           static_cast<int32_t>(candidate.size())};
+      for (size_t j = 1; j < candidate.size(); ++j) {
+        score.log_prob += log_prob(logits.data() + (row++) * n_vocab, n_vocab, candidate[j]);
+      }
+      scores.push_back(score);
     }
-    scores.push_back(score);
+    all.push_back(std::move(scores));
   }
-  return scores;
+  return all;
+}
+
+std::vector<CandidateScore> EventKV::score(const std::vector<int32_t>& query,
+                                           const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode) {
+  EventKV* self = this;
+  return score_batched({&self, 1}, query, candidates, mode).front();
 }
 
 std::vector<float> EventKV::query_logits(const std::vector<int32_t>& query, QueryPositions mode) {
-  return run_query(query, {}, mode);
+  EventKV* self = this;
+  return run_queries({&self, 1}, query, {}, mode);
 }
 
 EventKV EventKV::adopt(std::shared_ptr<Engine> engine, std::shared_ptr<KvArena> arena,

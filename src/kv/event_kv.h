@@ -21,6 +21,8 @@
 
 namespace eventkv::kv {
 
+class BatchRunner;
+
 // An event as the cache takes it: already rendered into tokens.
 struct EventTokens {
   std::string id;
@@ -76,6 +78,11 @@ class EventKV {
   // seeing what the mask allows of the rows retained now.
   void recompute(std::span<const std::string> ids, const EdgeMask& mask, bool with_descendants);
 
+  // recompute() of the same event ids in several histories of one engine and
+  // arena, in one forward pass.
+  static void recompute_batched(std::span<EventKV* const> histories, std::span<const std::string> ids,
+                                const EdgeMask& mask, bool with_descendants);
+
   // Copies the rows of event `id` in layers [layer_begin, layer_end) from
   // `source`, which must hold the same event at the same positions with the
   // same tokens, computed by the same model.
@@ -95,6 +102,13 @@ class EventKV {
   std::vector<CandidateScore> score(const std::vector<int32_t>& query,
                                     const std::vector<std::vector<int32_t>>& candidates,
                                     QueryPositions mode = QueryPositions::kAfterHistory);
+
+  // score() of one query against several histories of one engine and arena,
+  // in one forward pass; one list of scores per history.
+  static std::vector<std::vector<CandidateScore>> score_batched(std::span<EventKV* const> histories,
+                                                                const std::vector<int32_t>& query,
+                                                                const std::vector<std::vector<int32_t>>& candidates,
+                                                                QueryPositions mode = QueryPositions::kAfterHistory);
 
   // Logits after `query`, appended temporarily ([n_vocab]).
   std::vector<float> query_logits(const std::vector<int32_t>& query,
@@ -133,11 +147,15 @@ class EventKV {
 
   int32_t event_index(std::string_view id) const;
   int32_t token_at(int32_t slot) const;
-  // Runs `query` and candidate branches on temporary cells; returns the logits
-  // after the query's last token, then after every candidate token but the last.
-  std::vector<float> run_query(const std::vector<int32_t>& query,
-                               const std::vector<std::vector<int32_t>>& candidates,
-                               QueryPositions mode);
+  std::vector<int32_t> recompute_slots(std::span<const std::string> ids, bool with_descendants) const;
+  std::vector<int32_t> add_query(BatchRunner& runner, const std::vector<int32_t>& query,
+                                 const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode,
+                                 const std::vector<int32_t>& cells) const;
+  // Runs `query` and its candidate branches for every history on temporary
+  // cells; per history, the logits after the query's last token, then after
+  // every candidate token but the last.
+  static std::vector<float> run_queries(std::span<EventKV* const> histories, const std::vector<int32_t>& query,
+                                        const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode);
   int32_t last_position() const;
   void own_cell(int32_t slot);  // copy on write: a private cell for this slot
   std::vector<int32_t> temporary_cells(size_t n);

@@ -1,0 +1,50 @@
+// The five conditions of SPEC section 2, run side by side on one donor pair:
+//   visible        source retained (the ceiling)
+//   sparse-global  source evicted; retained rows as computed with it visible
+//   record         source evicted; a textual record of its value appended
+//   sparse-local   source evicted; later retained rows recomputed without it,
+//                  so A and B serve identical rows (asserted exactly)
+//   no-carrier     source and carriers evicted
+// Both sides share the rows before the source and are computed in one
+// forward pass; every condition forks the computed sides instead of
+// recomputing them.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "kv/arena.h"
+#include "kv/engine.h"
+#include "probe/pairs.h"
+
+namespace eventkv::probe {
+
+inline constexpr std::array<std::string_view, 5> kConditions = {"visible", "sparse-global", "record", "sparse-local",
+                                                                 "no-carrier"};
+
+struct SideScores {
+  std::vector<double> log_probs;  // per candidate
+};
+
+struct ConditionScores {
+  std::string_view condition;
+  SideScores a;
+  SideScores b;
+};
+
+struct PairScores {
+  std::vector<ConditionScores> conditions;  // in kConditions order
+  bool local_identical = true;              // sparse-local: A and B scores bit-identical
+};
+
+// Runs every condition; the arena must have room for about three times the
+// pair's tokens.
+PairScores run_conditions(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
+                          const std::shared_ptr<kv::KvArena>& arena);
+
+// Index of the highest-scoring candidate (the first on ties).
+int predicted(const SideScores& side);
+
+}  // namespace eventkv::probe

@@ -1,0 +1,155 @@
+#include "probe/pairs.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "util/error.h"
+#include "util/hash.h"
+#include "util/rng.h"
+
+namespace eventkv::probe {
+namespace {
+
+constexpr int kMaxAttempts = 20;
+
+uint64_t mix(uint64_t seed, int64_t index, int64_t salt) {
+  const uint64_t words[3] = {seed, static_cast<uint64_t>(index), static_cast<uint64_t>(salt)};
+  return fnv1a64({reinterpret_cast<const uint8_t*>(words), sizeof(words)});
+}
+
+const std::string& pick(const std::vector<std::string>& options, Rng& rng) { return options[rng.below(options.size())]; }
+
+std::string random_integer(int digits, Rng& rng) {
+  std::string text(1, static_cast<char>('0' + (digits > 1 ? 1 + rng.below(9) : rng.below(10))));
+  for (int i = 1; i < digits; ++i) text += static_cast<char>('0' + rng.below(10));
+  return text;
+}
+
+// Two distinct values for A and B, and the candidate list (sorted so its
+// order tells nothing).
+void draw_values(const Payload& payload, int64_t index, Rng& rng, DonorPair& pair) {
+  std::string a;
+  std::string b;
+  std::vector<std::string> candidates;
+  if (payload.type == PayloadType::kBinary) {
+    a = payload.values[static_cast<size_t>(index % 2)];  // balanced: half the pairs each way
+    b = payload.values[static_cast<size_t>(1 - index % 2)];
+    candidates = payload.values;
+  } else if (payload.type == PayloadType::kCategorical) {
+    a = pick(payload.values, rng);
+    do b = pick(payload.values, rng); while (b == a);
+    candidates = payload.values;
+  } else {
+    std::set<std::string> chosen;
+    const auto draw = [&] {
+      std::string value;
+      do {
+        value = payload.type == PayloadType::kInteger ? random_integer(payload.digits, rng) : pick(payload.values, rng);
+      } while (chosen.count(value) > 0);
+      chosen.insert(value);
+      return value;
+    };
+    a = draw();
+    b = draw();
+    for (int i = 0; i < payload.distractors; ++i) draw();
+    candidates.assign(chosen.begin(), chosen.end());
+  }
+  pair.candidates = candidates;
+  pair.value_a = static_cast<int>(std::find(candidates.begin(), candidates.end(), a) - candidates.begin());
+  pair.value_b = static_cast<int>(std::find(candidates.begin(), candidates.end(), b) - candidates.begin());
+}
+
+bool same_tokens_but(const std::vector<kv::EventTokens>& a, const std::vector<kv::EventTokens>& b, size_t source) {
+  if (a.size() != b.size()) return false;
+  for (size_t e = 0; e < a.size(); ++e) {
+    if (a[e].tokens.size() != b[e].tokens.size()) return false;
+    if (e != source && a[e].tokens != b[e].tokens) return false;
+  }
+  return a[source].tokens != b[source].tokens;
+}
+
+}  // namespace
+
+std::vector<Cell> scenario_cells(const Scenario& scenario) {
+  std::vector<Cell> cells;
+  const std::vector<std::string> constructions = [&] {
+    std::vector<std::string> ids;
+    for (const Construction& c : scenario.constructions) ids.push_back(c.id);
+    if (ids.empty()) ids.emplace_back();
+    return ids;
+  }();
+  for (const std::string& construction : constructions) {
+    for (const int distance : scenario.distances) cells.push_back({construction, distance});
+  }
+  return cells;
+}
+
+DonorPair draw_pair(const Scenario& scenario, const Cell& cell, int64_t index, int attempt) {
+  Rng rng(mix(scenario.seed, index, 0));
+  std::map<std::string, std::string> vars;
+  for (const auto& [name, values] : scenario.variables) vars[name] = pick(values, rng);
+  DonorPair pair;
+  pair.index = index;
+  const std::string system = scenario.system.empty() ? "" : pick(scenario.system, rng);
+  const std::string& source = pick(scenario.source, rng);
+  const uint64_t carrier_draw = rng.next_u64();
+  std::vector<size_t> filler_order(scenario.fillers.size());
+  for (size_t i = 0; i < filler_order.size(); ++i) filler_order[i] = i;
+  for (size_t i = filler_order.size(); i > 1; --i) std::swap(filler_order[i - 1], filler_order[rng.below(i)]);
+  const std::string& record = pick(scenario.record, rng);
+  pair.question = fill_template(pick(scenario.question, rng), vars);
+  pair.answer_prefix = fill_template(pick(scenario.answer_prefix, rng), vars);
+  Rng value_rng(mix(scenario.seed, index, attempt + 1));
+  draw_values(scenario.payload, index, value_rng, pair);
+  for (const bool side_a : {true, false}) {
+    std::map<std::string, std::string> side_vars = vars;
+    side_vars["value"] = pair.candidates[static_cast<size_t>(side_a ? pair.value_a : pair.value_b)];
+    std::vector<kv::Event>& events = side_a ? pair.events_a : pair.events_b;
+    if (!system.empty()) events.push_back({"system", "system", fill_template(system, vars)});
+    events.push_back({kSourceId, scenario.source_role, fill_template(source, side_vars)});
+    for (const Construction& c : scenario.constructions) {
+      if (c.id != cell.construction) continue;
+      for (size_t r = 0; r < scenario.carrier_roles.size(); ++r) {
+        const std::string id = r == 0 ? "carrier" : "carrier" + std::to_string(r + 1);
+        events.push_back({id, scenario.carrier_roles[r], fill_template(c.templates[carrier_draw % c.templates.size()], vars)});
+      }
+    }
+    for (int f = 0; f < cell.distance; ++f) {
+      const FillerTurn& turn = scenario.fillers[filler_order[static_cast<size_t>(f)]];
+      events.push_back({"filler" + std::to_string(f + 1) + "-user", "user", fill_template(turn.user, vars)});
+      events.push_back({"filler" + std::to_string(f + 1) + "-assistant", "assistant", fill_template(turn.assistant, vars)});
+    }
+    (side_a ? pair.record_a : pair.record_b) = fill_template(record, side_vars);
+  }
+  return pair;
+}
+
+TokenizedPair tokenize_pair(const Scenario& scenario, const Cell& cell, int64_t index,
+                            const tokenizer::ChatFormat& format, const tokenizer::Tokenizer& tok) {
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    TokenizedPair pair;
+    pair.texts = draw_pair(scenario, cell, index, attempt);
+    pair.rejected = attempt;
+    pair.events_a = kv::render_events(format, tok, pair.texts.events_a);
+    pair.events_b = kv::render_events(format, tok, pair.texts.events_b);
+    const auto source = std::find_if(pair.events_a.begin(), pair.events_a.end(),
+                                     [](const kv::EventTokens& e) { return e.id == kSourceId; });
+    pair.source_event = source - pair.events_a.begin();
+    if (!same_tokens_but(pair.events_a, pair.events_b, static_cast<size_t>(pair.source_event))) continue;
+    pair.record_a = {"record", "system", format.render_message(tok, {"system", pair.texts.record_a})};
+    pair.record_b = {"record", "system", format.render_message(tok, {"system", pair.texts.record_b})};
+    if (pair.record_a.tokens.size() != pair.record_b.tokens.size()) continue;
+    std::vector<std::string> answers;
+    for (const std::string& value : pair.texts.candidates) answers.push_back(fill_template(scenario.answer_format, {{"value", value}}));
+    pair.query = kv::render_query(format, tok, pair.texts.question, pair.texts.answer_prefix, answers);
+    for (const auto& e : pair.events_a) {
+      if (e.id.rfind("carrier", 0) == 0) pair.carriers.push_back(e.id);
+    }
+    return pair;
+  }
+  fail("scenario '", scenario.name, "': pair ", index, ": no payload draw in ", kMaxAttempts,
+       " keeps the two histories the same length outside the source");
+}
+
+}  // namespace eventkv::probe

@@ -1,0 +1,300 @@
+#include "probe/scenario.h"
+
+#include <cctype>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "util/error.h"
+#include "util/hash.h"
+
+namespace eventkv::probe {
+namespace {
+
+using nlohmann::json;
+
+// Reads fields of a JSON object, naming the file and the field's JSON
+// pointer in every error.
+class Fields {
+ public:
+  Fields(const json& object, std::string pointer, const std::string& file)
+      : object_(object), pointer_(std::move(pointer)), file_(file) {
+    if (!object.is_object()) problem("", "must be an object");
+  }
+
+  [[noreturn]] void problem(const std::string& key, const std::string& what) const {
+    fail(file_, ": ", pointer_, key.empty() ? "" : "/" + key, ": ", what);
+  }
+
+  bool has(const char* key) const { return object_.contains(key); }
+  const json& at(const char* key) const {
+    if (!has(key)) problem(key, "is required");
+    return object_[key];
+  }
+  std::string pointer(const char* key) const { return pointer_ + "/" + key; }
+  const std::string& file() const { return file_; }
+
+  std::string text(const char* key, const std::string& fallback = "", bool required = false) const {
+    if (!has(key)) {
+      if (required) problem(key, "is required");
+      return fallback;
+    }
+    if (!object_[key].is_string()) problem(key, "must be a string");
+    return object_[key].get<std::string>();
+  }
+
+  // A string or a non-empty list of strings.
+  std::vector<std::string> texts(const char* key, bool required) const {
+    if (!has(key)) {
+      if (required) problem(key, "is required");
+      return {};
+    }
+    const json& value = object_[key];
+    if (value.is_string()) return {value.get<std::string>()};
+    if (!value.is_array() || value.empty()) problem(key, "must be a string or a non-empty list of strings");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (!value[i].is_string()) problem(std::string(key) + "/" + std::to_string(i), "must be a string");
+      out.push_back(value[i].get<std::string>());
+    }
+    return out;
+  }
+
+  int64_t integer(const char* key, int64_t fallback, int64_t low, int64_t high) const {
+    if (!has(key)) return fallback;
+    if (!object_[key].is_number_integer()) problem(key, "must be an integer");
+    const auto value = object_[key].get<int64_t>();
+    if (value < low || value > high) {
+      problem(key, "must be between " + std::to_string(low) + " and " + std::to_string(high));
+    }
+    return value;
+  }
+
+  void allow_only(const std::set<std::string>& keys) const {
+    for (const auto& [key, value] : object_.items()) {
+      if (keys.count(key) == 0) problem(key, "is not a known field");
+    }
+  }
+
+ private:
+  const json& object_;
+  std::string pointer_;
+  const std::string& file_;
+};
+
+// Placeholders ({name}) used by a template.
+std::set<std::string> placeholders(const std::string& text) {
+  std::set<std::string> names;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '{') continue;
+    size_t j = i + 1;
+    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) != 0 || text[j] == '_')) ++j;
+    if (j < text.size() && text[j] == '}' && j > i + 1) names.insert(text.substr(i + 1, j - i - 1));
+  }
+  return names;
+}
+
+// Every placeholder must be a variable, or {value} where `value_rule` allows
+// it ("required", "allowed", "forbidden").
+void check_templates(const Fields& fields, const char* key, const std::vector<std::string>& templates,
+                     const std::map<std::string, std::vector<std::string>>& variables, const std::string& value_rule) {
+  for (size_t i = 0; i < templates.size(); ++i) {
+    const std::set<std::string> used = placeholders(templates[i]);
+    const std::string at = std::string(key) + (templates.size() > 1 ? "/" + std::to_string(i) : "");
+    for (const std::string& name : used) {
+      if (name == "value") continue;
+      if (variables.count(name) == 0) fields.problem(at, "uses {" + name + "}, which is not a variable");
+    }
+    const bool has_value = used.count("value") > 0;
+    if (value_rule == "required" && !has_value) fields.problem(at, "must contain {value}");
+    if (value_rule == "forbidden" && has_value) fields.problem(at, "must not state the value ({value})");
+  }
+}
+
+Payload parse_payload(const Fields& f) {
+  const Fields p(f.at("payload"), f.pointer("payload"), f.file());
+  p.allow_only({"type", "values", "digits", "distractors"});
+  Payload payload;
+  const std::string type = p.text("type", "", true);
+  if (type == "integer") {
+    payload.type = PayloadType::kInteger;
+    payload.digits = static_cast<int>(p.integer("digits", 0, 1, 6));
+    if (payload.digits == 0) p.problem("digits", "is required for integer payloads");
+  } else {
+    if (type == "binary") {
+      payload.type = PayloadType::kBinary;
+    } else if (type == "categorical") {
+      payload.type = PayloadType::kCategorical;
+    } else if (type == "name") {
+      payload.type = PayloadType::kName;
+    } else {
+      p.problem("type", "must be binary, categorical, integer or name, not '" + type + "'");
+    }
+    payload.values = p.texts("values", true);
+    const std::set<std::string> distinct(payload.values.begin(), payload.values.end());
+    if (distinct.size() != payload.values.size()) p.problem("values", "must be distinct");
+    if (payload.type == PayloadType::kBinary && payload.values.size() != 2) p.problem("values", "binary needs exactly 2");
+    if (payload.values.size() < 2) p.problem("values", "needs at least 2");
+  }
+  payload.distractors = static_cast<int>(p.integer("distractors", 2, 0, 8));
+  if (payload.type == PayloadType::kName && payload.values.size() < static_cast<size_t>(2 + payload.distractors)) {
+    p.problem("values", "needs at least 2 + distractors names");
+  }
+  return payload;
+}
+
+std::vector<Construction> parse_constructions(const Fields& f) {
+  std::vector<Construction> out;
+  if (!f.has("constructions")) return out;
+  const json& list = f.at("constructions");
+  if (!list.is_array() || list.empty()) f.problem("constructions", "must be a non-empty list");
+  std::set<std::string> ids;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Fields c(list[i], f.pointer("constructions") + "/" + std::to_string(i), f.file());
+    c.allow_only({"id", "templates", "text"});
+    Construction construction{c.text("id", "", true), c.has("templates") ? c.texts("templates", true) : c.texts("text", true)};
+    if (!ids.insert(construction.id).second) c.problem("id", "duplicate construction id '" + construction.id + "'");
+    out.push_back(construction);
+  }
+  return out;
+}
+
+std::vector<FillerTurn> parse_fillers(const Fields& f) {
+  std::vector<FillerTurn> out;
+  if (!f.has("fillers")) return out;
+  const json& list = f.at("fillers");
+  if (!list.is_array()) f.problem("fillers", "must be a list of {user, assistant} turns");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Fields t(list[i], f.pointer("fillers") + "/" + std::to_string(i), f.file());
+    t.allow_only({"user", "assistant"});
+    out.push_back({t.text("user", "", true), t.text("assistant", "", true)});
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<std::string>> parse_variables(const Fields& f) {
+  std::map<std::string, std::vector<std::string>> variables;
+  if (!f.has("variables")) return variables;
+  const Fields v(f.at("variables"), f.pointer("variables"), f.file());
+  for (const auto& [name, values] : f.at("variables").items()) {
+    if (name == "value") v.problem(name, "'value' is reserved for the payload");
+    variables[name] = v.texts(name.c_str(), true);
+  }
+  return variables;
+}
+
+Scenario parse_fields(const json& doc, const std::string& file) {
+  const Fields f(doc, "", file);
+  f.allow_only({"name", "finding", "suite", "system", "variables", "payload", "source", "carriers", "constructions",
+                "fillers", "distances", "record", "query", "pairs", "seed"});
+  Scenario s;
+  s.name = f.text("name", "", true);
+  s.finding = f.text("finding");
+  s.suite = f.text("suite", "other");
+  s.variables = parse_variables(f);
+  s.system = f.texts("system", false);
+  s.payload = parse_payload(f);
+  const Fields source(f.at("source"), f.pointer("source"), file);
+  source.allow_only({"role", "templates"});
+  s.source_role = source.text("role", "user");
+  s.source = source.texts("templates", true);
+  s.constructions = parse_constructions(f);
+  s.carrier_roles = f.texts("carriers", false);
+  if (s.carrier_roles.empty() && !s.constructions.empty()) s.carrier_roles = {"assistant"};
+  if (!s.carrier_roles.empty() && s.constructions.empty()) f.problem("constructions", "carriers need constructions");
+  s.fillers = parse_fillers(f);
+  if (f.has("distances")) {
+    const json& list = f.at("distances");
+    if (!list.is_array() || list.empty()) f.problem("distances", "must be a non-empty list of integers");
+    for (const json& d : list) {
+      if (!d.is_number_integer() || d.get<int>() < 0 || d.get<int>() > 64) f.problem("distances", "entries must be integers in [0, 64]");
+      s.distances.push_back(d.get<int>());
+    }
+  } else {
+    s.distances = {static_cast<int>(std::min<size_t>(s.fillers.size(), 2))};
+  }
+  for (const int d : s.distances) {
+    if (static_cast<size_t>(d) > s.fillers.size()) f.problem("distances", "a distance exceeds the number of filler turns");
+  }
+  s.record = f.texts("record", true);
+  const Fields q(f.at("query"), f.pointer("query"), file);
+  q.allow_only({"question", "answer_prefix", "answer_format"});
+  s.question = q.texts("question", true);
+  s.answer_prefix = q.texts("answer_prefix", false);
+  if (s.answer_prefix.empty()) s.answer_prefix = {""};
+  s.answer_format = q.text("answer_format", " {value}");
+  s.pairs = static_cast<int>(f.integer("pairs", 200, 1, 1000000));
+  s.seed = static_cast<uint64_t>(f.integer("seed", 1, 0, INT64_MAX));
+  check_templates(f, "system", s.system, s.variables, "forbidden");
+  check_templates(source, "templates", s.source, s.variables, "required");
+  for (const Construction& c : s.constructions) check_templates(f, "constructions", c.templates, s.variables, "forbidden");
+  for (const FillerTurn& t : s.fillers) check_templates(f, "fillers", {t.user, t.assistant}, s.variables, "forbidden");
+  check_templates(f, "record", s.record, s.variables, "required");
+  check_templates(q, "question", s.question, s.variables, "forbidden");
+  check_templates(q, "answer_prefix", s.answer_prefix, s.variables, "forbidden");
+  if (placeholders(s.answer_format) != std::set<std::string>{"value"}) {
+    q.problem("answer_format", "must contain {value} and nothing else in braces");
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string Payload::label() const {
+  switch (type) {
+    case PayloadType::kBinary: return "binary";
+    case PayloadType::kCategorical: return "categorical";
+    case PayloadType::kInteger: return "integer-" + std::to_string(digits);
+    case PayloadType::kName: return "name";
+  }
+  return "?";
+}
+
+std::string fill_template(const std::string& text, const std::map<std::string, std::string>& values) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = i + 1;
+    while (text[i] == '{' && j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) != 0 || text[j] == '_')) ++j;
+    if (text[i] != '{' || j == i + 1 || j >= text.size() || text[j] != '}') {
+      out += text[i++];
+      continue;
+    }
+    const std::string name = text.substr(i + 1, j - i - 1);
+    const auto it = values.find(name);
+    if (it == values.end()) fail("template '", text, "': no value for {", name, "}");
+    out += it->second;
+    i = j + 1;
+  }
+  return out;
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& name_for_errors) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    size_t line = 1;
+    size_t column = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      column = text[i] == '\n' ? 1 : column + 1;
+      line += text[i] == '\n' ? 1 : 0;
+    }
+    const std::string message = e.what();
+    fail(name_for_errors, ":", line, ":", column, ": invalid JSON: ", message.substr(message.find("]") + 2));
+  }
+  Scenario scenario = parse_fields(doc, name_for_errors);
+  const std::string canonical = doc.dump();
+  scenario.hash = str_cat(std::hex, fnv1a64({reinterpret_cast<const uint8_t*>(canonical.data()), canonical.size()}));
+  return scenario;
+}
+
+Scenario load_scenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(path, ": cannot open scenario");
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return parse_scenario(text, path);
+}
+
+}  // namespace eventkv::probe

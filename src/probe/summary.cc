@@ -1,0 +1,117 @@
+#include "probe/summary.h"
+
+#include <map>
+#include <tuple>
+
+#include "probe/conditions.h"
+#include "probe/stats.h"
+#include "store/results_db.h"
+
+namespace eventkv::probe {
+namespace {
+
+int argmax(const std::vector<double>& values) {
+  return static_cast<int>(std::max_element(values.begin(), values.end()) - values.begin());
+}
+
+report::ConditionResult summarize_condition(std::string_view condition, const std::vector<const store::PairRecord*>& pairs,
+                                            uint64_t seed) {
+  report::ConditionResult result;
+  result.condition = condition;
+  std::vector<double> margins;
+  int64_t correct_sides = 0;
+  for (const store::PairRecord* pair : pairs) {
+    const auto it = pair->conditions.find(std::string(condition));
+    if (it == pair->conditions.end()) continue;
+    const std::vector<double>& a = it->second.first.log_probs;
+    const std::vector<double>& b = it->second.second.log_probs;
+    ++result.pairs;
+    const int pa = argmax(a);
+    const int pb = argmax(b);
+    switch (classify(pa, pb, pair->value_a, pair->value_b)) {
+      case Outcome::kAligned: ++result.aligned; break;
+      case Outcome::kAnti: ++result.anti; break;
+      case Outcome::kUnmoved: ++result.unmoved; break;
+      case Outcome::kOther: ++result.other; break;
+    }
+    correct_sides += (pa == pair->value_a ? 1 : 0) + (pb == pair->value_b ? 1 : 0);
+    const auto va = static_cast<size_t>(pair->value_a);
+    const auto vb = static_cast<size_t>(pair->value_b);
+    margins.push_back((a[va] - a[vb]) - (b[va] - b[vb]));
+  }
+  if (result.pairs == 0) return result;
+  const Interval recovery = wilson_interval(result.aligned, result.pairs);
+  result.recovery = {static_cast<double>(result.aligned) / static_cast<double>(result.pairs), recovery.low, recovery.high};
+  result.sign_test_p = sign_test_p(result.aligned, result.aligned + result.anti);
+  const Interval margin = bootstrap_mean_interval(margins, seed);
+  result.margin = {mean(margins), margin.low, margin.high};
+  if (condition == "visible" || condition == "record") {
+    const Interval accuracy = wilson_interval(correct_sides, 2 * result.pairs);
+    result.accuracy = report::Estimate{static_cast<double>(correct_sides) / static_cast<double>(2 * result.pairs),
+                                       accuracy.low, accuracy.high};
+  }
+  return result;
+}
+
+}  // namespace
+
+report::RunInfo run_info(const store::RunRecord& run) {
+  return {run.model_name, run.model_fingerprint, run.scenario_name, run.scenario_hash, run.git_version,
+          run.seed,       run.n_pairs,           run.threads,       run.started_at,    run.finished_at,
+          run.wall_seconds, run.status};
+}
+
+std::vector<report::CellResult> summarize_run(const store::RunRecord& run, const std::vector<store::PairRecord>& pairs) {
+  std::map<std::pair<std::string, int>, std::vector<const store::PairRecord*>> by_cell;
+  for (const store::PairRecord& pair : pairs) by_cell[{pair.construction, pair.distance}].push_back(&pair);
+  std::vector<report::CellResult> cells;
+  for (const auto& [key, cell_pairs] : by_cell) {
+    report::CellResult cell;
+    cell.model = run.model_name;
+    cell.scenario = run.scenario_name;
+    cell.finding = run.scenario_finding;
+    cell.suite = run.scenario_suite;
+    cell.construction = key.first;
+    cell.payload_type = run.payload_type;
+    cell.distance = key.second;
+    for (const std::string_view condition : kConditions) {
+      cell.conditions.push_back(summarize_condition(condition, cell_pairs, run.seed));
+      const report::ConditionResult& c = cell.conditions.back();
+      if (condition == "sparse-local" && (c.aligned > 0 || c.anti > 0)) cell.valid = false;
+    }
+    cells.push_back(std::move(cell));
+  }
+  return cells;
+}
+
+report::ReportData collect_report(store::ResultsDb& db) {
+  report::ReportData data;
+  data.title = "eventkv: what a sparse event KV cache remembers";
+  data.generated_at = store::now_iso8601();
+  // The newest run of each (model, scenario) picks the experiment (seed and
+  // pair count); every run of that experiment (its shards, a resumed or a
+  // repeated run) contributes pairs, the newer one winning a pair both hold.
+  const std::vector<store::RunRecord> runs = db.runs();
+  std::map<std::pair<std::string, std::string>, const store::RunRecord*> newest;
+  for (const store::RunRecord& run : runs) newest[{run.model_fingerprint, run.scenario_hash}] = &run;
+  for (const auto& [key, latest] : newest) {
+    std::map<std::tuple<int64_t, std::string, int>, store::PairRecord> pairs;
+    for (const store::RunRecord& run : runs) {
+      if (run.model_fingerprint != latest->model_fingerprint || run.scenario_hash != latest->scenario_hash ||
+          run.seed != latest->seed || run.n_pairs != latest->n_pairs) {
+        continue;
+      }
+      data.runs.push_back(run_info(run));
+      for (store::PairRecord& pair : db.pairs(run.id)) {
+        pairs[{pair.pair_index, pair.construction, pair.distance}] = std::move(pair);
+      }
+    }
+    std::vector<store::PairRecord> merged;
+    for (auto& [pair_key, pair] : pairs) merged.push_back(std::move(pair));
+    if (merged.empty()) continue;
+    for (report::CellResult& cell : summarize_run(*latest, merged)) data.cells.push_back(std::move(cell));
+  }
+  return data;
+}
+
+}  // namespace eventkv::probe

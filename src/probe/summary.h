@@ -1,0 +1,24 @@
+// Statistics of stored runs, per cell and condition (SPEC section 2):
+// aligned:anti:unmoved:other counts, recovery with its Wilson interval, the
+// sign test, the mean paired logit margin with a bootstrap interval, and
+// for visible and record the accuracy against the true values.
+#pragma once
+
+#include <vector>
+
+#include "report/report_data.h"
+#include "store/results_db.h"
+
+namespace eventkv::probe {
+
+// One CellResult per (construction, distance) of the run, in a stable order.
+std::vector<report::CellResult> summarize_run(const store::RunRecord& run, const std::vector<store::PairRecord>& pairs);
+
+report::RunInfo run_info(const store::RunRecord& run);
+
+// Cells and run metadata of the database: per (model, scenario), the
+// experiment of its newest run, with the pairs of all that experiment's runs
+// (shards included) pooled.
+report::ReportData collect_report(store::ResultsDb& db);
+
+}  // namespace eventkv::probe

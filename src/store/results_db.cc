@@ -1,0 +1,208 @@
+#include "store/results_db.h"
+
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "util/error.h"
+
+namespace eventkv::store {
+namespace {
+
+std::string parent_folder_made(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  return path;
+}
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT OR IGNORE INTO meta VALUES ('schema_version', '1');
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY,
+  model_name TEXT NOT NULL, model_path TEXT NOT NULL, model_fingerprint TEXT NOT NULL,
+  scenario_name TEXT NOT NULL, scenario_suite TEXT NOT NULL, scenario_finding TEXT NOT NULL,
+  scenario_hash TEXT NOT NULL, scenario_json TEXT NOT NULL, payload_type TEXT NOT NULL,
+  git_version TEXT NOT NULL, seed INTEGER NOT NULL, threads INTEGER NOT NULL, n_pairs INTEGER NOT NULL,
+  shard_index INTEGER NOT NULL, shard_count INTEGER NOT NULL,
+  started_at TEXT NOT NULL, finished_at TEXT NOT NULL DEFAULT '', wall_seconds REAL NOT NULL DEFAULT 0,
+  status TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pairs (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  pair_index INTEGER NOT NULL, construction TEXT NOT NULL, distance INTEGER NOT NULL,
+  value_a INTEGER NOT NULL, value_b INTEGER NOT NULL, candidates TEXT NOT NULL, texts TEXT NOT NULL,
+  n_tokens INTEGER NOT NULL, rejected INTEGER NOT NULL,
+  PRIMARY KEY (run_id, pair_index, construction, distance));
+CREATE TABLE IF NOT EXISTS scores (
+  run_id INTEGER NOT NULL, pair_index INTEGER NOT NULL, construction TEXT NOT NULL, distance INTEGER NOT NULL,
+  condition TEXT NOT NULL, side TEXT NOT NULL, candidate INTEGER NOT NULL, log_prob REAL NOT NULL,
+  PRIMARY KEY (run_id, pair_index, construction, distance, condition, side, candidate),
+  FOREIGN KEY (run_id, pair_index, construction, distance)
+    REFERENCES pairs(run_id, pair_index, construction, distance) ON DELETE CASCADE);
+)sql";
+
+constexpr const char* kRunColumns =
+    "model_name, model_path, model_fingerprint, scenario_name, scenario_suite, scenario_finding, scenario_hash, "
+    "scenario_json, payload_type, git_version, seed, threads, n_pairs, shard_index, shard_count, started_at, "
+    "finished_at, wall_seconds, status";
+
+RunRecord read_run(const Statement& s) {
+  RunRecord r;
+  r.id = s.column_int(0);
+  r.model_name = s.column_text(1);
+  r.model_path = s.column_text(2);
+  r.model_fingerprint = s.column_text(3);
+  r.scenario_name = s.column_text(4);
+  r.scenario_suite = s.column_text(5);
+  r.scenario_finding = s.column_text(6);
+  r.scenario_hash = s.column_text(7);
+  r.scenario_json = s.column_text(8);
+  r.payload_type = s.column_text(9);
+  r.git_version = s.column_text(10);
+  r.seed = static_cast<uint64_t>(s.column_int(11));
+  r.threads = static_cast<int>(s.column_int(12));
+  r.n_pairs = s.column_int(13);
+  r.shard_index = static_cast<int>(s.column_int(14));
+  r.shard_count = static_cast<int>(s.column_int(15));
+  r.started_at = s.column_text(16);
+  r.finished_at = s.column_text(17);
+  r.wall_seconds = s.column_double(18);
+  r.status = s.column_text(19);
+  return r;
+}
+
+int64_t insert_run(Database& db, const RunRecord& r) {
+  Statement insert(db, std::string("INSERT INTO runs (") + kRunColumns +
+                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
+  insert.bind(1, r.model_name).bind(2, r.model_path).bind(3, r.model_fingerprint).bind(4, r.scenario_name);
+  insert.bind(5, r.scenario_suite).bind(6, r.scenario_finding).bind(7, r.scenario_hash).bind(8, r.scenario_json);
+  insert.bind(9, r.payload_type).bind(10, r.git_version).bind(11, static_cast<int64_t>(r.seed));
+  insert.bind(12, static_cast<int64_t>(r.threads)).bind(13, r.n_pairs).bind(14, static_cast<int64_t>(r.shard_index));
+  insert.bind(15, static_cast<int64_t>(r.shard_count)).bind(16, r.started_at).bind(17, r.finished_at);
+  insert.bind(18, r.wall_seconds).bind(19, r.status);
+  insert.run();
+  return db.last_insert_id();
+}
+
+void insert_pair(Database& db, int64_t run_id, const PairRecord& pair) {
+  Statement insert(db, "INSERT INTO pairs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  insert.bind(1, run_id).bind(2, pair.pair_index).bind(3, pair.construction).bind(4, static_cast<int64_t>(pair.distance));
+  insert.bind(5, static_cast<int64_t>(pair.value_a)).bind(6, static_cast<int64_t>(pair.value_b));
+  insert.bind(7, nlohmann::json(pair.candidates).dump()).bind(8, pair.texts_json).bind(9, pair.n_tokens);
+  insert.bind(10, static_cast<int64_t>(pair.rejected));
+  insert.run();
+  Statement score(db, "INSERT INTO scores VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  score.bind(1, run_id).bind(2, pair.pair_index).bind(3, pair.construction).bind(4, static_cast<int64_t>(pair.distance));
+  for (const auto& [condition, sides] : pair.conditions) {
+    for (const auto& [side, record] : {std::pair{"A", &sides.first}, std::pair{"B", &sides.second}}) {
+      for (size_t c = 0; c < record->log_probs.size(); ++c) {
+        score.bind(5, condition).bind(6, std::string_view(side)).bind(7, static_cast<int64_t>(c)).bind(8, record->log_probs[c]);
+        score.run();
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+ResultsDb::ResultsDb(const std::string& path) : db_(parent_folder_made(path)) { create_schema(); }
+
+void ResultsDb::create_schema() { db_.exec(kSchema); }
+
+int64_t ResultsDb::open_run(RunRecord run, bool resume) {
+  if (resume) {
+    Statement find(db_, "SELECT id FROM runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND seed = ?3 AND "
+                        "n_pairs = ?4 AND shard_index = ?5 AND shard_count = ?6 AND status != 'complete' "
+                        "ORDER BY id DESC LIMIT 1");
+    find.bind(1, run.model_fingerprint).bind(2, run.scenario_hash).bind(3, static_cast<int64_t>(run.seed));
+    find.bind(4, run.n_pairs).bind(5, static_cast<int64_t>(run.shard_index)).bind(6, static_cast<int64_t>(run.shard_count));
+    if (find.step()) {
+      const int64_t id = find.column_int(0);
+      Statement reopen(db_, "UPDATE runs SET status = 'running', threads = ?2 WHERE id = ?1");
+      reopen.bind(1, id).bind(2, static_cast<int64_t>(run.threads)).run();
+      return id;
+    }
+  }
+  run.status = "running";
+  run.started_at = now_iso8601();
+  return insert_run(db_, run);
+}
+
+void ResultsDb::finish_run(int64_t run_id, const std::string& status, double wall_seconds) {
+  Statement update(db_, "UPDATE runs SET status = ?2, finished_at = ?3, wall_seconds = wall_seconds + ?4 WHERE id = ?1");
+  update.bind(1, run_id).bind(2, status).bind(3, now_iso8601()).bind(4, wall_seconds).run();
+}
+
+std::set<std::tuple<int64_t, std::string, int>> ResultsDb::stored_pairs(int64_t run_id) {
+  Statement select(db_, "SELECT pair_index, construction, distance FROM pairs WHERE run_id = ?1");
+  select.bind(1, run_id);
+  std::set<std::tuple<int64_t, std::string, int>> out;
+  while (select.step()) out.emplace(select.column_int(0), select.column_text(1), static_cast<int>(select.column_int(2)));
+  return out;
+}
+
+void ResultsDb::store_pair(int64_t run_id, const PairRecord& pair) {
+  Transaction transaction(db_);
+  insert_pair(db_, run_id, pair);
+  transaction.commit();
+}
+
+std::vector<RunRecord> ResultsDb::runs() {
+  Statement select(db_, std::string("SELECT id, ") + kRunColumns + " FROM runs ORDER BY id");
+  std::vector<RunRecord> out;
+  while (select.step()) out.push_back(read_run(select));
+  return out;
+}
+
+std::vector<PairRecord> ResultsDb::pairs(int64_t run_id) {
+  std::map<std::tuple<int64_t, std::string, int>, PairRecord> by_key;
+  Statement select(db_, "SELECT pair_index, construction, distance, value_a, value_b, candidates, texts, n_tokens, "
+                        "rejected FROM pairs WHERE run_id = ?1");
+  select.bind(1, run_id);
+  while (select.step()) {
+    PairRecord p;
+    p.pair_index = select.column_int(0);
+    p.construction = select.column_text(1);
+    p.distance = static_cast<int>(select.column_int(2));
+    p.value_a = static_cast<int>(select.column_int(3));
+    p.value_b = static_cast<int>(select.column_int(4));
+    p.candidates = nlohmann::json::parse(select.column_text(5)).get<std::vector<std::string>>();
+    p.texts_json = select.column_text(6);
+    p.n_tokens = select.column_int(7);
+    p.rejected = static_cast<int>(select.column_int(8));
+    by_key[{p.pair_index, p.construction, p.distance}] = p;
+  }
+  Statement scores(db_, "SELECT pair_index, construction, distance, condition, side, candidate, log_prob FROM scores "
+                        "WHERE run_id = ?1 ORDER BY candidate");
+  scores.bind(1, run_id);
+  while (scores.step()) {
+    PairRecord& p = by_key.at({scores.column_int(0), scores.column_text(1), static_cast<int>(scores.column_int(2))});
+    auto& sides = p.conditions[scores.column_text(3)];
+    (scores.column_text(4) == "A" ? sides.first : sides.second).log_probs.push_back(scores.column_double(6));
+  }
+  std::vector<PairRecord> out;
+  for (auto& [key, pair] : by_key) out.push_back(std::move(pair));
+  return out;
+}
+
+void ResultsDb::merge_from(const std::string& other_path) {
+  if (!std::filesystem::exists(other_path)) fail(other_path, ": no such database");
+  ResultsDb other(other_path);
+  Transaction transaction(db_);
+  for (const RunRecord& run : other.runs()) {
+    const int64_t id = insert_run(db_, run);
+    for (const PairRecord& pair : other.pairs(run.id)) insert_pair(db_, id, pair);
+  }
+  transaction.commit();
+}
+
+}  // namespace eventkv::store

@@ -1,0 +1,87 @@
+// The results database (SQLite): runs, the donor pairs they drew and every
+// candidate's score under every condition. A pair is written with all its
+// scores in one transaction, so an interrupted run loses at most the pair in
+// flight and resumes where it stopped.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/sqlite.h"
+
+namespace eventkv::store {
+
+struct RunRecord {
+  int64_t id = 0;
+  std::string model_name;
+  std::string model_path;
+  std::string model_fingerprint;
+  std::string scenario_name;
+  std::string scenario_suite;
+  std::string scenario_finding;
+  std::string scenario_hash;
+  std::string scenario_json;
+  std::string payload_type;
+  std::string git_version;
+  uint64_t seed = 0;
+  int threads = 0;
+  int64_t n_pairs = 0;
+  int shard_index = 0;
+  int shard_count = 1;
+  std::string started_at;
+  std::string finished_at;
+  double wall_seconds = 0.0;
+  std::string status;  // running | complete | interrupted | invalid
+};
+
+struct SideRecord {
+  std::vector<double> log_probs;  // per candidate
+};
+
+struct PairRecord {
+  int64_t pair_index = 0;
+  std::string construction;
+  int distance = 0;
+  int value_a = 0;
+  int value_b = 1;
+  std::vector<std::string> candidates;
+  std::string texts_json;  // both sides' events, record and query
+  int64_t n_tokens = 0;
+  int rejected = 0;
+  std::map<std::string, std::pair<SideRecord, SideRecord>> conditions;  // condition -> (A, B)
+};
+
+class ResultsDb {
+ public:
+  // Opens or creates the database (and its folder).
+  explicit ResultsDb(const std::string& path);
+
+  // With `resume`, the newest unfinished run of the same model, scenario,
+  // seed, pair count and shard is reopened; otherwise a new run starts.
+  int64_t open_run(RunRecord run, bool resume);
+  void finish_run(int64_t run_id, const std::string& status, double wall_seconds);
+
+  // (pair index, construction, distance) of every pair stored for a run.
+  std::set<std::tuple<int64_t, std::string, int>> stored_pairs(int64_t run_id);
+  void store_pair(int64_t run_id, const PairRecord& pair);
+
+  std::vector<RunRecord> runs();
+  std::vector<PairRecord> pairs(int64_t run_id);
+
+  // Copies every run of `other` (with its pairs and scores) into this database.
+  void merge_from(const std::string& other_path);
+
+  Database& database() { return db_; }
+
+ private:
+  void create_schema();
+  Database db_;
+};
+
+std::string now_iso8601();
+
+}  // namespace eventkv::store
