@@ -13,5 +13,7 @@ void add_generate_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_history_command(CLI::App& app);
 void add_probe_command(CLI::App& app);
+void add_export_command(CLI::App& app);
+void add_merge_command(CLI::App& app);
 
 }  // namespace eventkv::cli

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   eventkv::cli::add_chat_command(app);
   eventkv::cli::add_history_command(app);
   eventkv::cli::add_probe_command(app);
+  eventkv::cli::add_export_command(app);
+  eventkv::cli::add_merge_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,130 @@
+// eventkv export --db FILE [--format csv|json] [-o FILE]: every stored score
+// as CSV rows, or the runs and their statistics as JSON.
+// eventkv merge OUT.db IN.db...: pools shard databases into one.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "probe/summary.h"
+#include "store/results_db.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace eventkv::cli {
+namespace {
+
+using nlohmann::json;
+
+struct ExportOptions {
+  std::string db;
+  std::string format = "csv";
+  std::string output;  // "" or "-": stdout
+};
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string scores_csv(store::ResultsDb& db) {
+  std::ostringstream out;
+  out.precision(9);
+  out << "run_id,model,scenario,payload_type,pair_index,construction,distance,condition,side,candidate,"
+         "candidate_text,is_value_a,is_value_b,log_prob\n";
+  for (const store::RunRecord& run : db.runs()) {
+    for (const store::PairRecord& pair : db.pairs(run.id)) {
+      for (const auto& [condition, sides] : pair.conditions) {
+        for (const auto& [side, record] : {std::pair{"A", &sides.first}, std::pair{"B", &sides.second}}) {
+          for (size_t c = 0; c < record->log_probs.size(); ++c) {
+            out << run.id << ',' << csv_field(run.model_name) << ',' << csv_field(run.scenario_name) << ','
+                << run.payload_type << ',' << pair.pair_index << ',' << csv_field(pair.construction) << ','
+                << pair.distance << ',' << condition << ',' << side << ',' << c << ','
+                << csv_field(pair.candidates[c]) << ',' << (static_cast<int>(c) == pair.value_a ? 1 : 0) << ','
+                << (static_cast<int>(c) == pair.value_b ? 1 : 0) << ',' << record->log_probs[c] << '\n';
+          }
+        }
+      }
+    }
+  }
+  return out.str();
+}
+
+json estimate_json(const report::Estimate& e) { return {{"value", e.value}, {"low", e.low}, {"high", e.high}}; }
+
+std::string summary_json(store::ResultsDb& db) {
+  const report::ReportData data = probe::collect_report(db);
+  json out = {{"generated_at", data.generated_at}, {"runs", json::array()}, {"cells", json::array()}};
+  for (const report::RunInfo& r : data.runs) {
+    out["runs"].push_back({{"model", r.model},       {"model_fingerprint", r.model_fingerprint},
+                           {"scenario", r.scenario}, {"scenario_hash", r.scenario_hash},
+                           {"git_version", r.git_version}, {"seed", r.seed},
+                           {"pairs", r.pairs},       {"threads", r.threads},
+                           {"started_at", r.started_at}, {"finished_at", r.finished_at},
+                           {"wall_seconds", r.wall_seconds}, {"status", r.status}});
+  }
+  for (const report::CellResult& cell : data.cells) {
+    json conditions = json::array();
+    for (const report::ConditionResult& c : cell.conditions) {
+      json row = {{"condition", c.condition}, {"pairs", c.pairs}, {"aligned", c.aligned}, {"anti", c.anti},
+                  {"unmoved", c.unmoved}, {"other", c.other}, {"recovery", estimate_json(c.recovery)},
+                  {"sign_test_p", c.sign_test_p}, {"margin", estimate_json(c.margin)}};
+      if (c.accuracy) row["accuracy"] = estimate_json(*c.accuracy);
+      conditions.push_back(row);
+    }
+    out["cells"].push_back({{"model", cell.model}, {"scenario", cell.scenario}, {"suite", cell.suite},
+                            {"construction", cell.construction}, {"payload_type", cell.payload_type},
+                            {"distance", cell.distance}, {"valid", cell.valid}, {"conditions", conditions}});
+  }
+  return out.dump(2) + "\n";
+}
+
+void write_output(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return;
+  }
+  write_file_atomic(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+}
+
+store::ResultsDb open_existing(const std::string& path) {
+  if (!std::ifstream(path)) fail(path, ": no such results database");
+  return store::ResultsDb(path);
+}
+
+}  // namespace
+
+void add_export_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("export", "Write stored results as CSV (every score) or JSON (statistics)");
+  auto options = std::make_shared<ExportOptions>();
+  cmd->add_option("--db", options->db, "results database")->required();
+  cmd->add_option("--format", options->format, "csv or json")->check(CLI::IsMember({"csv", "json"}));
+  cmd->add_option("-o,--output", options->output, "output file (default: stdout)");
+  cmd->callback([options] {
+    store::ResultsDb db = open_existing(options->db);
+    write_output(options->output, options->format == "csv" ? scores_csv(db) : summary_json(db));
+  });
+}
+
+void add_merge_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("merge", "Pool results databases (e.g. shards) into one");
+  auto output = std::make_shared<std::string>();
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("output", *output, "database to add to (created when absent)")->required();
+  cmd->add_option("inputs", *inputs, "databases to copy from")->required();
+  cmd->callback([output, inputs] {
+    store::ResultsDb db(*output);
+    for (const std::string& input : *inputs) {
+      db.merge_from(input);
+      std::cout << "merged " << input << "\n";
+    }
+  });
+}
+
+}  // namespace eventkv::cli

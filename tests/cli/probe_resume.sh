@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# A probe run interrupted (SIGKILL, mid-pair) and resumed ends with exactly
+# the scores of an uninterrupted run; shards merged give them too; bad
+# scenarios and databases fail with one line.
+set -u
+eventkv=$1
+scenario=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+check() {  # check DESCRIPTION COMMAND...
+  local description=$1
+  shift
+  if "$@"; then echo "ok: $description"; else echo "FAIL: $description"; failures=$((failures + 1)); fi
+}
+scores() {  # the scores of a database without run ids, sorted
+  "$eventkv" export --db "$1" --format csv | tail -n +2 | cut -d, -f2- | sort
+}
+
+"$eventkv" make-test-model --arch llama -o "$tmp/model.gguf" >/dev/null
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/whole.db" >/dev/null 2>&1
+scores "$tmp/whole.db" >"$tmp/whole.csv"
+check "uninterrupted run stored 6 pairs x 4 cells x 5 conditions x 2 sides x 2 candidates" \
+  test "$(wc -l <"$tmp/whole.csv")" -eq 480
+
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/cut.db" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do
+  [ -f "$tmp/cut.db" ] && [ "$(scores "$tmp/cut.db" 2>/dev/null | wc -l)" -ge 80 ] && break
+  sleep 0.05
+done
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+partial=$(scores "$tmp/cut.db" | wc -l)
+check "the killed run stored some pairs but not all ($partial rows)" test "$partial" -gt 0 -a "$partial" -lt 480
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/cut.db" --resume >/dev/null 2>&1
+check "resumed run equals the uninterrupted one" cmp -s "$tmp/whole.csv" <(scores "$tmp/cut.db")
+
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" >/dev/null 2>"$tmp/int.err" &
+pid=$!
+for _ in $(seq 1 200); do
+  [ -f "$tmp/int.db" ] && [ "$(scores "$tmp/int.db" 2>/dev/null | wc -l)" -ge 40 ] && break
+  sleep 0.05
+done
+kill -INT "$pid"
+wait "$pid"
+code=$?
+check "Ctrl-C stops with an error that names --resume" test "$code" -ne 0 -a -n "$(grep -- --resume "$tmp/int.err")"
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" --resume >/dev/null 2>&1
+check "resumed after Ctrl-C equals the uninterrupted run" cmp -s "$tmp/whole.csv" <(scores "$tmp/int.db")
+
+for k in 0 1 2; do
+  "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --shard "$k/3" --db "$tmp/shard$k.db" >/dev/null 2>&1
+done
+"$eventkv" merge "$tmp/merged.db" "$tmp/shard0.db" "$tmp/shard1.db" "$tmp/shard2.db" >/dev/null
+check "three shards merged equal the whole run" cmp -s "$tmp/whole.csv" <(scores "$tmp/merged.db")
+"$eventkv" export --db "$tmp/merged.db" --format json >"$tmp/summary.json"
+check "merged summary pools the shards' pairs" grep -q '"pairs": 6' "$tmp/summary.json"
+
+printf '{"name": "x"' >"$tmp/broken.json"
+"$eventkv" probe "$tmp/broken.json" -m "$tmp/model.gguf" --db "$tmp/x.db" 2>"$tmp/err" >/dev/null
+check "a broken scenario fails with one line naming it" \
+  test "$?" -ne 0 -a "$(wc -l <"$tmp/err")" -eq 1 -a -n "$(grep broken.json "$tmp/err")"
+"$eventkv" export --db "$tmp/absent.db" 2>"$tmp/err" >/dev/null
+check "exporting a missing database fails with one line" test "$?" -ne 0 -a "$(wc -l <"$tmp/err")" -eq 1
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" --shard 3/3 --db "$tmp/x.db" 2>"$tmp/err" >/dev/null
+check "a bad shard fails with one line" test "$?" -ne 0 -a "$(wc -l <"$tmp/err")" -eq 1
+
+echo "$failures failures"
+[ "$failures" -eq 0 ]
