@@ -14,25 +14,18 @@
 
 #include "cli/commands.h"
 #include "cli/model_options.h"
-#include "probe/conditions.h"
-#include "probe/pairs.h"
+#include "cli/interrupt.h"
+#include "probe/runner.h"
 #include "probe/scenario.h"
 #include "probe/summary.h"
 #include "store/results_db.h"
 #include "util/error.h"
-#include "util/progress.h"
 
 namespace eventkv::cli {
 namespace {
 
 using nlohmann::json;
 
-std::atomic<bool> g_interrupted{false};
-
-void on_interrupt(int) {
-  g_interrupted = true;
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C stops at once
-}
 
 struct ProbeOptions {
   std::string scenario;
@@ -56,106 +49,6 @@ std::pair<int, int> parse_shard(const std::string& text) {
     fail("--shard must be K/N with 0 <= K < N, got '", text, "'");
   }
   return {index, count};
-}
-
-std::vector<probe::Cell> selected_cells(const probe::Scenario& scenario, const std::vector<std::string>& wanted) {
-  std::vector<probe::Cell> cells;
-  std::set<std::string> found;
-  for (const probe::Cell& cell : probe::scenario_cells(scenario)) {
-    if (wanted.empty() || std::find(wanted.begin(), wanted.end(), cell.construction) != wanted.end()) {
-      cells.push_back(cell);
-      found.insert(cell.construction);
-    }
-  }
-  for (const std::string& id : wanted) {
-    if (found.count(id) == 0) fail("--constructions: scenario '", scenario.name, "' has no construction '", id, "'");
-  }
-  return cells;
-}
-
-json pair_texts(const probe::TokenizedPair& pair) {
-  const auto events = [](const std::vector<kv::Event>& list) {
-    json out = json::array();
-    for (const kv::Event& e : list) out.push_back({{"id", e.id}, {"role", e.role}, {"content", e.content}});
-    return out;
-  };
-  return {{"a", events(pair.texts.events_a)},     {"b", events(pair.texts.events_b)},
-          {"record_a", pair.texts.record_a},      {"record_b", pair.texts.record_b},
-          {"question", pair.texts.question},      {"answer_prefix", pair.texts.answer_prefix}};
-}
-
-store::PairRecord pair_record(const probe::TokenizedPair& pair, const probe::Cell& cell,
-                              const probe::PairScores& scores) {
-  store::PairRecord record;
-  record.pair_index = pair.texts.index;
-  record.construction = cell.construction;
-  record.distance = cell.distance;
-  record.value_a = pair.texts.value_a;
-  record.value_b = pair.texts.value_b;
-  record.candidates = pair.texts.candidates;
-  record.texts_json = pair_texts(pair).dump();
-  for (const auto& e : pair.events_a) record.n_tokens += static_cast<int64_t>(e.tokens.size());
-  record.rejected = pair.rejected;
-  for (const probe::ConditionScores& c : scores.conditions) {
-    record.conditions[std::string(c.condition)] = {{c.a.log_probs}, {c.b.log_probs}};
-  }
-  return record;
-}
-
-// Runs one model; returns the run's id and whether it finished.
-int64_t run_model(const ProbeOptions& options, const std::string& model_path, const probe::Scenario& scenario,
-                  store::ResultsDb& db) {
-  ModelOptions model_options = options.model;
-  model_options.model = model_path;
-  const auto engine = load_engine(model_options);
-  const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(engine->model().file());
-  const std::vector<probe::Cell> cells = selected_cells(scenario, options.constructions);
-  const int n_pairs = options.pairs > 0 ? options.pairs : (options.quick ? std::min(scenario.pairs, 20) : scenario.pairs);
-  const auto [shard_index, shard_count] = parse_shard(options.shard);
-  store::RunRecord run;
-  run.model_name = engine->model().config().name.empty() ? model_path : engine->model().config().name;
-  run.model_path = model_path;
-  run.model_fingerprint = str_cat(std::hex, engine->model().fingerprint());
-  run.scenario_name = scenario.name;
-  run.scenario_suite = scenario.suite;
-  run.scenario_finding = scenario.finding;
-  run.scenario_hash = scenario.hash;
-  run.scenario_json = "";
-  run.payload_type = scenario.payload.label();
-  run.git_version = EVENTKV_GIT_VERSION;
-  run.seed = scenario.seed;
-  run.threads = engine->pool().size();
-  run.n_pairs = n_pairs;
-  run.shard_index = shard_index;
-  run.shard_count = shard_count;
-  const int64_t run_id = db.open_run(run, options.resume);
-  const auto stored = db.stored_pairs(run_id);
-  auto arena = std::make_shared<kv::KvArena>(engine->model().config(), options.model.n_ctx, compute::KvType::kF32);
-  int64_t total = 0;
-  for (int i = shard_index; i < n_pairs; i += shard_count) total += static_cast<int64_t>(cells.size());
-  Progress progress(scenario.name + " on " + run.model_name, total, "pairs");
-  const auto start = std::chrono::steady_clock::now();
-  int64_t done = 0;
-  bool invalid = false;
-  for (int index = shard_index; index < n_pairs && !g_interrupted; index += shard_count) {
-    for (const probe::Cell& cell : cells) {
-      if (g_interrupted) break;
-      if (stored.count({index, cell.construction, cell.distance}) == 0) {
-        const probe::TokenizedPair pair = probe::tokenize_pair(scenario, cell, index, format, engine->model().tokenizer());
-        const probe::PairScores scores = probe::run_conditions(pair, engine, arena);
-        if (!scores.local_identical) {
-          invalid = true;
-          std::fprintf(stderr, "\neventkv: error: pair %d: sparse-local served different scores to A and B\n", index);
-        }
-        db.store_pair(run_id, pair_record(pair, cell, scores));
-      }
-      progress.update(++done);
-    }
-  }
-  progress.finish();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  db.finish_run(run_id, invalid ? "invalid" : g_interrupted ? "interrupted" : "complete", seconds);
-  return run_id;
 }
 
 std::string percent(const report::Estimate& e) {
@@ -203,28 +96,36 @@ json cells_json(const std::vector<report::CellResult>& cells) {
 
 void run(const ProbeOptions& options) {
   const probe::Scenario scenario = probe::load_scenario(options.scenario);
+  probe::RunOptions run_options;
+  run_options.pairs = options.pairs > 0 ? options.pairs : (options.quick ? std::min(scenario.pairs, 20) : 0);
+  run_options.constructions = options.constructions;
+  std::tie(run_options.shard_index, run_options.shard_count) = parse_shard(options.shard);
+  run_options.resume = options.resume;
+  run_options.kv_cells = options.model.n_ctx;
+  run_options.git_version = EVENTKV_GIT_VERSION;
   store::ResultsDb db(options.db);
-  g_interrupted = false;
-  std::signal(SIGINT, on_interrupt);
+  const InterruptGuard guard;
   std::vector<report::CellResult> cells;
+  bool invalid = false;
   for (const std::string& model : options.models) {
-    const int64_t run_id = run_model(options, model, scenario, db);
+    ModelOptions model_options = options.model;
+    model_options.model = model;
+    const probe::RunOutcome outcome =
+        probe::run_scenario(load_engine(model_options), model, scenario, db, run_options, interrupted());
+    invalid = invalid || outcome.invalid;
     for (const store::RunRecord& run : db.runs()) {
-      if (run.id != run_id) continue;
-      for (report::CellResult& cell : probe::summarize_run(run, db.pairs(run_id))) cells.push_back(std::move(cell));
+      if (run.id != outcome.run_id) continue;
+      for (report::CellResult& cell : probe::summarize_run(run, db.pairs(run.id))) cells.push_back(std::move(cell));
     }
-    if (g_interrupted) break;
+    if (outcome.interrupted) break;
   }
-  std::signal(SIGINT, SIG_DFL);
   if (options.as_json) {
     std::cout << cells_json(cells).dump(2) << std::endl;
   } else {
     print_cells(cells);
   }
-  if (g_interrupted) fail("interrupted; every finished pair is stored in ", options.db, " (continue with --resume)");
-  for (const report::CellResult& cell : cells) {
-    if (!cell.valid) fail("run invalid: the sparse-local control moved pairs (a bug, not a finding)");
-  }
+  if (interrupted()) fail("interrupted; every finished pair is stored in ", options.db, " (continue with --resume)");
+  if (invalid) fail("run invalid: the sparse-local control moved pairs (a bug, not a finding)");
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ class Engine {
   const model::Model& model() const { return *model_; }
   const std::shared_ptr<const model::Model>& shared_model() const { return model_; }
   compute::ThreadPool& pool() { return pool_; }
+  int threads() const { return pool_.size(); }
 
  private:
   std::shared_ptr<const model::Model> model_;

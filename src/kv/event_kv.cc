@@ -274,8 +274,8 @@ void EventKV::recompute_batched(std::span<EventKV* const> histories, std::span<c
   if (runner.size() > 0) runner.run({});
 }
 
-void EventKV::transplant(const EventKV& source, std::string_view id, int64_t layer_begin,
-                         int64_t layer_end) {
+void EventKV::transplant(const EventKV& source, std::string_view id, int64_t layer_begin, int64_t layer_end,
+                         int32_t token_begin, int32_t token_end) {
   const EventState& mine = event(id);
   const EventState& theirs = source.event(id);
   if (source.engine_->model().fingerprint() != engine_->model().fingerprint()) {
@@ -284,20 +284,25 @@ void EventKV::transplant(const EventKV& source, std::string_view id, int64_t lay
   if (mine.begin != theirs.begin || mine.tokens != theirs.tokens) {
     fail("transplant: event '", id, "' has different tokens or positions in the source");
   }
-  if (!mine.retained || !theirs.retained)
-    fail("transplant: event '", id, "' is evicted on one side");
+  if (!mine.retained || !theirs.retained) fail("transplant: event '", id, "' is evicted on one side");
   if (layer_begin < 0 || layer_end > arena_->storage().n_layer() || layer_begin >= layer_end) {
     fail("transplant: layer range [", layer_begin, ", ", layer_end, ") is invalid");
   }
-  for (int32_t s = mine.begin; s < mine.end(); ++s) {
+  const auto n_tokens = static_cast<int32_t>(mine.tokens.size());
+  if (token_end < 0) token_end = n_tokens;
+  if (token_begin < 0 || token_end > n_tokens || token_begin >= token_end) {
+    fail("transplant: token range [", token_begin, ", ", token_end, ") of event '", id, "' is invalid");
+  }
+  const int32_t first = mine.begin + token_begin;
+  const int32_t last = mine.begin + token_end;
+  for (int32_t s = first; s < last; ++s) {
     if (source.slots_[static_cast<size_t>(s)].position != slots_[static_cast<size_t>(s)].position) {
       fail("transplant: event '", id, "' rows sit at different positions in the source");
     }
   }
-  for (int32_t s = mine.begin; s < mine.end(); ++s) {
+  for (int32_t s = first; s < last; ++s) {
     own_cell(s);
-    arena_->storage().copy_cell(source.arena_->storage(),
-                                source.slots_[static_cast<size_t>(s)].cell,
+    arena_->storage().copy_cell(source.arena_->storage(), source.slots_[static_cast<size_t>(s)].cell,
                                 slots_[static_cast<size_t>(s)].cell, layer_begin, layer_end);
   }
 }

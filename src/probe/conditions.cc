@@ -9,21 +9,6 @@ namespace {
 
 using kv::EventKV;
 
-// Both sides computed: the events before the source once, the rest batched.
-std::pair<EventKV, EventKV> compute_sides(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
-                                          const std::shared_ptr<kv::KvArena>& arena) {
-  const auto source = static_cast<std::ptrdiff_t>(pair.source_event);
-  EventKV prefix(engine, arena);
-  prefix.append(std::vector<kv::EventTokens>(pair.events_a.begin(), pair.events_a.begin() + source));
-  EventKV a = prefix.fork();
-  EventKV b = prefix.fork();
-  EventKV* sides[] = {&a, &b};
-  const std::vector<std::vector<kv::EventTokens>> suffixes = {
-      std::vector<kv::EventTokens>(pair.events_a.begin() + source, pair.events_a.end()),
-      std::vector<kv::EventTokens>(pair.events_b.begin() + source, pair.events_b.end())};
-  EventKV::append_batched(sides, suffixes);
-  return {std::move(a), std::move(b)};
-}
 
 // Ids of the retained events after the source.
 std::vector<std::string> events_after_source(const EventKV& history, int64_t source_event) {
@@ -35,6 +20,21 @@ std::vector<std::string> events_after_source(const EventKV& history, int64_t sou
 }
 
 }  // namespace
+
+std::pair<EventKV, EventKV> compute_sides(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
+                                          const std::shared_ptr<kv::KvArena>& arena, const kv::EdgeMask& mask) {
+  const auto source = static_cast<std::ptrdiff_t>(pair.source_event);
+  EventKV prefix(engine, arena);
+  prefix.append(std::vector<kv::EventTokens>(pair.events_a.begin(), pair.events_a.begin() + source), mask);
+  EventKV a = prefix.fork();
+  EventKV b = prefix.fork();
+  EventKV* sides[] = {&a, &b};
+  const std::vector<std::vector<kv::EventTokens>> suffixes = {
+      std::vector<kv::EventTokens>(pair.events_a.begin() + source, pair.events_a.end()),
+      std::vector<kv::EventTokens>(pair.events_b.begin() + source, pair.events_b.end())};
+  EventKV::append_batched(sides, suffixes, mask);
+  return {std::move(a), std::move(b)};
+}
 
 int predicted(const SideScores& side) {
   return static_cast<int>(std::max_element(side.log_probs.begin(), side.log_probs.end()) - side.log_probs.begin());

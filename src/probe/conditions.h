@@ -13,9 +13,12 @@
 #include <array>
 #include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kv/arena.h"
+#include "kv/edge_mask.h"
+#include "kv/event_kv.h"
 #include "kv/engine.h"
 #include "probe/pairs.h"
 
@@ -38,6 +41,12 @@ struct PairScores {
   std::vector<ConditionScores> conditions;  // in kConditions order
   bool local_identical = true;              // sparse-local: A and B scores bit-identical
 };
+
+// Both sides computed with `mask`'s edges removed: the events before the
+// source once (shared), the rest of the two sides in one forward pass.
+std::pair<kv::EventKV, kv::EventKV> compute_sides(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
+                                                  const std::shared_ptr<kv::KvArena>& arena,
+                                                  const kv::EdgeMask& mask = {});
 
 // Runs every condition; the arena must have room for about three times the
 // pair's tokens.

@@ -1,0 +1,41 @@
+// Runs a scenario on one model into the results database: every pair of
+// every selected cell, skipping pairs a resumed run already stored, one
+// transaction per pair, stopping cleanly between pairs when asked to.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kv/engine.h"
+#include "probe/scenario.h"
+#include "store/results_db.h"
+
+namespace eventkv::probe {
+
+struct RunOptions {
+  int pairs = 0;  // 0: the scenario's count
+  std::vector<std::string> constructions;  // empty: every construction
+  int shard_index = 0;
+  int shard_count = 1;
+  bool resume = false;
+  int64_t kv_cells = 4096;  // room for one pair's histories
+  std::string git_version = "unknown";
+};
+
+struct RunOutcome {
+  int64_t run_id = 0;
+  int64_t pairs_computed = 0;  // this time (resumed pairs not counted)
+  double seconds = 0.0;
+  bool interrupted = false;
+  bool invalid = false;  // sparse-local moved some pair: a bug
+};
+
+// `interrupted` is polled between pairs. A progress line shows on a terminal.
+RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::string& model_path,
+                        const Scenario& scenario, store::ResultsDb& db, const RunOptions& options,
+                        const std::atomic<bool>& interrupted);
+
+}  // namespace eventkv::probe
