@@ -25,23 +25,24 @@ struct ConditionResult {
   int64_t anti = 0;
   int64_t unmoved = 0;
   int64_t other = 0;
-  Estimate recovery;            // aligned / pairs, Wilson interval
-  double sign_test_p = 1.0;     // two-sided, aligned vs anti
-  Estimate margin;              // mean paired logit margin, bootstrap interval
-  std::optional<Estimate> accuracy;  // visible and record: share of sides answering their true value
+  Estimate recovery;         // aligned / pairs, Wilson interval
+  double sign_test_p = 1.0;  // two-sided, aligned vs anti
+  Estimate margin;           // mean paired logit margin, bootstrap interval
+  // visible and record: share of sides answering their true value.
+  std::optional<Estimate> accuracy;
 };
 
 // One cell of an experiment: a model, a scenario and one setting of what the
 // scenario varies (a construction, a payload type, a distance).
 struct CellResult {
-  std::string model;        // display name
-  std::string scenario;     // scenario name
-  std::string finding;      // the paper finding the scenario tests (one line)
-  std::string suite;        // carrier-table | construction-sweep | payload-types | distance | other
-  std::string construction; // carrier phrasing id ("" when not varied)
-  std::string payload_type; // binary | categorical | integer-1 | integer-2 | integer-3 | name
-  int64_t distance = -1;    // filler events between carrier and query; -1 when not varied
-  bool valid = true;        // false: sparse-local moved some pair (a bug, never a finding)
+  std::string model;     // display name
+  std::string scenario;  // scenario name
+  std::string finding;   // the paper finding the scenario tests (one line)
+  std::string suite;     // carrier-table | construction-sweep | payload-types | distance | other
+  std::string construction;  // carrier phrasing id ("" when not varied)
+  std::string payload_type;  // binary | categorical | integer-1 | integer-2 | integer-3 | name
+  int64_t distance = -1;     // filler events between carrier and query; -1 when not varied
+  bool valid = true;         // false: sparse-local moved some pair (a bug, never a finding)
   std::vector<ConditionResult> conditions;
 };
 
@@ -66,7 +67,7 @@ struct LandingEvent {
   std::string role;
   bool is_source = false;
   bool is_root = false;
-  Estimate shift;   // transplant effect: share of pairs moved toward A, with interval
+  Estimate shift;  // transplant effect: share of pairs moved toward A, with interval
   int64_t aligned = 0;
   int64_t anti = 0;
 };
@@ -84,8 +85,8 @@ struct LayerEffect {
 };
 
 struct TokenEffect {
-  std::string piece;  // the token's text
-  double effect = 0.0;
+  std::string piece;    // the token's text
+  double effect = 0.0;  // share of pairs moved toward A with only this row transplanted
 };
 
 struct LandingMap {
@@ -93,8 +94,8 @@ struct LandingMap {
   std::string scenario;
   std::vector<LandingEvent> events;  // in history order
   std::vector<LandingEdge> edges;
-  std::vector<LayerEffect> layers;   // single layers, then cumulative ranges
-  std::string heat_event;            // the root whose tokens the heat strip shows
+  std::vector<LayerEffect> layers;  // single layers, then cumulative ranges
+  std::string heat_event;           // the root whose tokens the heat strip shows
   std::vector<TokenEffect> tokens;
 };
 
