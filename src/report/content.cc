@@ -1,5 +1,8 @@
 #include "report/content.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "report/format.h"
 
 namespace eventkv::report {
@@ -92,28 +95,22 @@ std::string invalid_sentence(const CellResult& cell) {
 }
 
 std::string sweep_sentence(const CellGroup& group) {
-  const CellResult* best = nullptr;
-  const CellResult* worst = nullptr;
-  size_t measured = 0;
+  // The sparse-global results of the sweep's cells, in the group's order.
+  std::vector<std::pair<const CellResult*, const ConditionResult*>> measured;
   for (const CellResult* cell : group.cells) {
-    const ConditionResult* result = find_condition(*cell, kSparseGlobal);
-    if (result == nullptr) continue;
-    ++measured;
-    if (best == nullptr ||
-        result->recovery.value > find_condition(*best, kSparseGlobal)->recovery.value)
-      best = cell;
-    if (worst == nullptr ||
-        result->recovery.value < find_condition(*worst, kSparseGlobal)->recovery.value) {
-      worst = cell;
+    if (const ConditionResult* result = find_condition(*cell, kSparseGlobal)) {
+      measured.emplace_back(cell, result);
     }
   }
-  if (measured < 2) return "";
-  return "sparse-global recovery ranged from " +
-         format_estimate(find_condition(*worst, kSparseGlobal)->recovery) + " (" +
-         setting_label(*worst) + ") to " +
-         format_estimate(find_condition(*best, kSparseGlobal)->recovery) + " (" +
-         setting_label(*best) + ") across " + std::to_string(measured) + " " +
-         sweep_noun(group.cells.front()->suite, measured) + ".";
+  if (measured.size() < 2) return "";
+  const auto by_recovery = [](const auto& a, const auto& b) {
+    return a.second->recovery.value < b.second->recovery.value;
+  };
+  const auto [worst, best] = std::minmax_element(measured.begin(), measured.end(), by_recovery);
+  return "sparse-global recovery ranged from " + format_estimate(worst->second->recovery) + " (" +
+         setting_label(*worst->first) + ") to " + format_estimate(best->second->recovery) + " (" +
+         setting_label(*best->first) + ") across " + std::to_string(measured.size()) + " " +
+         sweep_noun(group.cells.front()->suite, measured.size()) + ".";
 }
 
 std::string landing_sentence(const LandingMap& map) {

@@ -32,7 +32,7 @@ void add_chart(std::vector<Block>& blocks, std::string svg) {
 
 void add_alert(std::vector<Block>& blocks, std::vector<std::string> items) {
   if (items.empty()) return;
-  add(blocks, BlockKind::kAlert, "");
+  add(blocks, BlockKind::kAlert, "Invalid results: a bug in the harness, not findings.");
   blocks.back().items = std::move(items);
 }
 
@@ -142,8 +142,10 @@ void add_landing(std::vector<Block>& blocks, const ReportData& data) {
     add(blocks, BlockKind::kParagraph, landing_sentence(map));
     if (!map.events.empty()) add_chart(blocks, landing_map_chart(map));
     if (!map.layers.empty()) add_chart(blocks, layer_chart(map));
-    if (!map.tokens.empty()) add_chart(blocks, token_heat_chart(map));
-    if (!map.tokens.empty()) add(blocks, BlockKind::kParagraph, token_sentence(map));
+    if (!map.tokens.empty()) {
+      add_chart(blocks, token_heat_chart(map));
+      add(blocks, BlockKind::kParagraph, token_sentence(map));
+    }
     if (!map.events.empty())
       add_table(blocks, landing_events_table(map), BlockKind::kCollapsedTable, "Events");
     if (!map.edges.empty())

@@ -17,7 +17,7 @@ enum class BlockKind {
   kHeading,         // a heading inside a section: text
   kParagraph,       // text
   kFinding,         // the paper finding a scenario tests: text
-  kAlert,           // an invalid result, shown loudly: items, one line each
+  kAlert,           // invalid results, shown loudly: text = headline, items = one line each
   kTable,           // table
   kCollapsedTable,  // table, shown folded in HTML; text = what it holds
   kChart,           // svg (markdown has no charts and skips it)

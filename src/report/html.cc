@@ -24,6 +24,7 @@ nav a { margin-right: 16px; color: #0072B2; }
 table { border-collapse: collapse; font-size: 13px; margin: 8px 0 18px; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
 td { white-space: nowrap; }
+td:nth-child(-n+2) { white-space: normal; }  /* names wrap, numbers do not */
 th { background: #f3f3f3; }
 tbody tr:nth-child(even) { background: #fafafa; }
 tr.flagged td { background: #fde2e2; color: #8b0000; font-weight: bold; }
@@ -46,11 +47,9 @@ void write_table(std::string& out, const Table& table) {
   out += "</tbody>\n</table></div>\n";
 }
 
-void write_alert(std::string& out, const std::vector<std::string>& items) {
-  out +=
-      "<div class=\"alert\" role=\"alert\">&#9888; Invalid results: a bug in the harness, not "
-      "findings.\n<ul>\n";
-  for (const std::string& item : items) out += "<li>" + escape_xml(item) + "</li>\n";
+void write_alert(std::string& out, const Block& block) {
+  out += "<div class=\"alert\" role=\"alert\">&#9888; " + escape_xml(block.text) + "\n<ul>\n";
+  for (const std::string& item : block.items) out += "<li>" + escape_xml(item) + "</li>\n";
   out += "</ul></div>\n";
 }
 
@@ -82,7 +81,7 @@ void write_block(std::string& out, const Block& block, bool* section_open) {
       out += "<p class=\"finding\">Tests: " + escape_xml(block.text) + "</p>\n";
       break;
     case BlockKind::kAlert:
-      write_alert(out, block.items);
+      write_alert(out, block);
       break;
     case BlockKind::kTable:
       write_table(out, block.table);

@@ -40,7 +40,7 @@ void write_block(std::string& out, const Block& block) {
       out += "*Tests: " + escape_markdown(block.text) + "*\n\n";
       break;
     case BlockKind::kAlert:
-      out += "> **⚠ Invalid results: a bug in the harness, not findings.**\n>\n";
+      out += "> **⚠ " + escape_markdown(block.text) + "**\n>\n";
       for (const std::string& item : block.items) out += "> - **" + escape_markdown(item) + "**\n";
       out += "\n";
       break;

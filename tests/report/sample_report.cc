@@ -28,7 +28,8 @@ CellResult sample_cell(const std::string& model, const std::string& scenario,
   cell.finding = "a carrier that never states the value still carries it (the paper's 99:0)";
   for (size_t i = 0; i < kConditionNames.size(); ++i) {
     const int64_t anti = aligned[i] / 50;
-    const int64_t other = (kPairs - aligned[i] - anti) / 4;
+    const bool control = kConditionNames[i] == "sparse-local";  // a valid control moves no pair
+    const int64_t other = control ? 0 : (kPairs - aligned[i] - anti) / 4;
     const int64_t unmoved = kPairs - aligned[i] - anti - other;
     report::ConditionResult result =
         sample_condition(kConditionNames[i], kPairs, aligned[i], anti, unmoved,
