@@ -25,7 +25,9 @@ void add_table(std::vector<Block>& blocks, Table table, BlockKind kind = BlockKi
   blocks.back().table = std::move(table);
 }
 
+// A chart function returns "" when it has nothing to draw: no empty charts.
 void add_chart(std::vector<Block>& blocks, std::string svg) {
+  if (svg.empty()) return;
   add(blocks, BlockKind::kChart, "");
   blocks.back().svg = std::move(svg);
 }
@@ -140,12 +142,10 @@ void add_landing(std::vector<Block>& blocks, const ReportData& data) {
   for (const LandingMap& map : data.landing) {
     add(blocks, BlockKind::kHeading, map.model + " · " + map.scenario);
     add(blocks, BlockKind::kParagraph, landing_sentence(map));
-    if (!map.events.empty()) add_chart(blocks, landing_map_chart(map));
-    if (!map.layers.empty()) add_chart(blocks, layer_chart(map));
-    if (!map.tokens.empty()) {
-      add_chart(blocks, token_heat_chart(map));
-      add(blocks, BlockKind::kParagraph, token_sentence(map));
-    }
+    add_chart(blocks, landing_map_chart(map));
+    add_chart(blocks, layer_chart(map));
+    add_chart(blocks, token_heat_chart(map));
+    if (!map.tokens.empty()) add(blocks, BlockKind::kParagraph, token_sentence(map));
     if (!map.events.empty())
       add_table(blocks, landing_events_table(map), BlockKind::kCollapsedTable, "Events");
     if (!map.edges.empty())

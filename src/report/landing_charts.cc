@@ -139,6 +139,7 @@ void draw_event(Svg& svg, const MapLayout& layout, const LandingEvent& event, si
 }  // namespace
 
 std::string landing_map_chart(const LandingMap& map) {
+  if (map.events.empty()) return "";
   MapLayout layout;
   const double events = static_cast<double>(std::max<size_t>(1, map.events.size()));
   layout.width = std::max(kMinWidth, 2.0 * kMargin + events * kEventSlot);
@@ -187,6 +188,7 @@ std::string landing_map_chart(const LandingMap& map) {
 }
 
 std::string token_heat_chart(const LandingMap& map) {
+  if (map.tokens.empty()) return "";
   double scale = 0.0;
   bool any_negative = false;
   for (const TokenEffect& token : map.tokens) {

@@ -11,11 +11,13 @@ namespace eventkv::report {
 
 // Events as boxes left to right in history order, the source and the roots
 // marked, each with its transplant shift; edges as arcs over them whose width
-// is the edge's effect, reference edges in vermillion with their effect.
+// is the edge's effect, reference edges in vermillion with their effect. ""
+// without events.
 std::string landing_map_chart(const LandingMap& map);
 
 // The tokens of map.heat_event as boxes with their text, wrapped into rows and
-// coloured by effect on a diverging scale, each with its effect below.
+// coloured by effect on a diverging scale, each with its effect below. ""
+// without tokens.
 std::string token_heat_chart(const LandingMap& map);
 
 }  // namespace eventkv::report

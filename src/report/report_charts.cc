@@ -25,6 +25,7 @@ std::string invalid_alert(const std::vector<const CellResult*>& cells) {
 }  // namespace
 
 std::string condition_chart(const CellResult& cell) {
+  if (cell.conditions.empty()) return "";
   BarChart chart;
   chart.heading = {cell.model + " · " + cell_label(cell),
                    "recovery [95% CI] and aligned:anti per condition", invalid_alert({&cell})};
@@ -58,6 +59,7 @@ std::string ranking_chart(const CellGroup& group) {
       no_carrier_pairs += result->pairs;
     }
   }
+  if (chart.bars.empty()) return "";
   if (no_carrier_pairs > 0) {
     chart.reference = ReferenceLine{
         static_cast<double>(no_carrier_aligned) / static_cast<double>(no_carrier_pairs),
@@ -85,10 +87,11 @@ std::string curve_chart(const CellGroup& group) {
                                                 : std::nullopt);
     }
   }
-  return line_chart(chart);
+  return chart.series.empty() ? "" : line_chart(chart);
 }
 
 std::string comparison_chart(const ModelComparison& comparison) {
+  if (comparison.categories.empty()) return "";
   std::vector<const CellResult*> cells;
   for (const auto& row : comparison.results) {
     for (const ComparedResult& compared : row) {
@@ -121,6 +124,7 @@ std::string comparison_chart(const ModelComparison& comparison) {
 }
 
 std::string layer_chart(const LandingMap& map) {
+  if (map.layers.empty()) return "";
   SeriesChart chart;
   chart.heading = {"Layer profile · " + map.model + " · " + map.scenario,
                    "roots' rows transplanted in these layers only: share of pairs moved toward A",

@@ -1,5 +1,6 @@
 // The charts of each report section: each function describes one section's
-// results as a chart (charts.h) and draws it.
+// results as a chart (charts.h) and draws it, or returns "" when there is
+// nothing to draw.
 #pragma once
 
 #include <string>

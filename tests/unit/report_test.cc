@@ -254,6 +254,22 @@ TEST(ReportHtml, OmitsEmptySections) {
   EXPECT_EQ(page.find("Token heat"), std::string::npos);
 }
 
+TEST(ReportHtml, DrawsNoEmptyCharts) {
+  ReportData data;
+  CellResult cell;
+  cell.model = "m";
+  cell.scenario = "no conditions yet";
+  cell.suite = "carrier-table";
+  data.cells.push_back(cell);
+  cell.suite = "construction-sweep";
+  data.cells.push_back(cell);
+  cell.suite = "distance";
+  data.cells.push_back(cell);
+  const std::string page = render_html(data);
+  EXPECT_EQ(count(page, "<svg"), 0u);
+  EXPECT_EQ(structure_problem(page), "");
+}
+
 TEST(ReportHtml, FlagsInvalidCells) {
   const std::string page = render_html(sample_report());
   EXPECT_EQ(count(page, "<div class=\"alert\""), 2u);  // at the top and at the cell
