@@ -11,9 +11,6 @@ namespace eventkv::report {
 
 namespace {
 
-constexpr double kChartWidth = 760.0;
-constexpr double kMargin = 12.0;
-constexpr double kTitleSize = 15.0;
 constexpr double kLabelSize = 12.0;
 constexpr double kTickSize = 11.0;
 constexpr double kCapHalf = 4.0;  // half height of a whisker's end cap
@@ -60,28 +57,6 @@ Axis share_axis(bool fit_range, double data_low, double data_high) {
 
 double tick_value(const Axis& axis, int index) {
   return axis.low + axis.step * index;
-}
-
-// Draws title, subtitle and alert; returns the y below them.
-double draw_heading(Svg& svg, const ChartHeading& heading, double width) {
-  const double max_width = width - 2.0 * kMargin;
-  double y = 22.0;
-  svg.text(kMargin, y, fit_text(heading.title, kTitleSize, max_width),
-           {.size = kTitleSize, .bold = true});
-  if (!heading.subtitle.empty()) {
-    y += 18.0;
-    svg.text(kMargin, y, fit_text(heading.subtitle, kLabelSize, max_width), {.colour = kFaint});
-  }
-  if (!heading.alert.empty()) {
-    y += 18.0;
-    svg.text(kMargin, y, fit_text(heading.alert, kLabelSize, max_width),
-             {.bold = true, .colour = kAlert});
-  }
-  return y + 10.0;
-}
-
-double heading_height(const ChartHeading& heading) {
-  return 32.0 + (heading.subtitle.empty() ? 0.0 : 18.0) + (heading.alert.empty() ? 0.0 : 18.0);
 }
 
 // A whisker from low to high across a bar or point; vertical when `vertical`.
@@ -155,13 +130,13 @@ VerticalLayout lay_out_vertical(const SeriesChart& chart, const std::vector<Lege
                                 double min_slot) {
   VerticalLayout layout;
   const double categories = static_cast<double>(std::max<size_t>(1, chart.categories.size()));
-  layout.width = std::max(kChartWidth, kYAxisWidth + categories * min_slot + kMargin);
+  layout.width = std::max(kChartWidth, kYAxisWidth + categories * min_slot + kChartMargin);
   layout.plot_left = kYAxisWidth;
-  layout.plot_right = layout.width - kMargin;
+  layout.plot_right = layout.width - kChartMargin;
   layout.slot = (layout.plot_right - layout.plot_left) / categories;
   layout.legend_top = heading_height(chart.heading);
   layout.plot_top =
-      layout.legend_top + legend_height(legend, kMargin, layout.width - kMargin) + 14.0;
+      layout.legend_top + legend_height(legend, kChartMargin, layout.width - kChartMargin) + 14.0;
   layout.plot_bottom = layout.plot_top + kPlotHeight;
   double widest = 0.0;
   for (const std::string& label : chart.categories) {
@@ -181,7 +156,7 @@ VerticalLayout lay_out_vertical(const SeriesChart& chart, const std::vector<Lege
 void draw_vertical_frame(Svg& svg, const SeriesChart& chart, const VerticalLayout& layout,
                          const std::vector<LegendItem>& legend) {
   draw_heading(svg, chart.heading, layout.width);
-  draw_legend(svg, legend, kMargin, layout.legend_top, layout.width - kMargin);
+  draw_legend(svg, legend, kChartMargin, layout.legend_top, layout.width - kChartMargin);
   for (int i = 0; i <= layout.axis.intervals; ++i) {
     const double value = tick_value(layout.axis, i);
     const double y = layout.y(value);
@@ -225,8 +200,8 @@ std::string horizontal_bar_chart(const BarChart& chart) {
   }
   label_width = std::min(label_width, kMaxLabelWidth);
   value_width = std::min(value_width, kMaxValueWidth);
-  const double plot_left = kMargin + label_width + 10.0;
-  const double plot_right = kChartWidth - kMargin - value_width - 10.0;
+  const double plot_left = kChartMargin + label_width + 10.0;
+  const double plot_right = kChartWidth - kChartMargin - value_width - 10.0;
   const double plot_top = heading_height(chart.heading) + (chart.reference ? 18.0 : 4.0);
   const double plot_bottom = plot_top + kRowHeight * static_cast<double>(chart.bars.size());
   const double height = plot_bottom + 46.0;

@@ -9,15 +9,9 @@
 #include <vector>
 
 #include "report/report_data.h"
+#include "report/svg.h"
 
 namespace eventkv::report {
-
-// The lines above a chart.
-struct ChartHeading {
-  std::string title;
-  std::string subtitle;  // grey, one line; empty for none
-  std::string alert;     // drawn loudly in the alert colour (an invalid result); empty for none
-};
 
 struct Bar {
   std::string label;

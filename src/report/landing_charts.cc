@@ -12,9 +12,6 @@ namespace eventkv::report {
 
 namespace {
 
-constexpr double kMinWidth = 760.0;
-constexpr double kMargin = 12.0;
-constexpr double kTitleSize = 15.0;
 constexpr double kSmallSize = 11.0;
 
 // Landing map.
@@ -32,19 +29,6 @@ constexpr double kMinTokenWidth = 28.0;
 constexpr double kMaxTokenWidth = 180.0;
 constexpr double kTokenGap = 4.0;
 
-// Draws the title and grey lines under it; returns the y below them.
-double draw_title(Svg& svg, const std::string& title, const std::vector<std::string>& lines,
-                  double width) {
-  svg.text(kMargin, 22.0, fit_text(title, kTitleSize, width - 2.0 * kMargin),
-           {.size = kTitleSize, .bold = true});
-  double y = 22.0;
-  for (const std::string& line : lines) {
-    y += 17.0;
-    svg.text(kMargin, y, fit_text(line, 12.0, width - 2.0 * kMargin), {.colour = kFaint});
-  }
-  return y + 10.0;
-}
-
 double arc_height(double from_x, double to_x) {
   return std::min(kMaxArcHeight, 24.0 + 0.4 * std::abs(from_x - to_x));
 }
@@ -61,7 +45,7 @@ struct MapLayout {
   double slot = 0.0;
   double node_top = 0.0;  // arcs stand on this line
   double x_center(size_t event) const {
-    return kMargin + slot * (static_cast<double>(event) + 0.5);
+    return kChartMargin + slot * (static_cast<double>(event) + 0.5);
   }
 };
 
@@ -142,8 +126,8 @@ std::string landing_map_chart(const LandingMap& map) {
   if (map.events.empty()) return "";
   MapLayout layout;
   const double events = static_cast<double>(std::max<size_t>(1, map.events.size()));
-  layout.width = std::max(kMinWidth, 2.0 * kMargin + events * kEventSlot);
-  layout.slot = (layout.width - 2.0 * kMargin) / events;
+  layout.width = std::max(kChartWidth, 2.0 * kChartMargin + events * kEventSlot);
+  layout.slot = (layout.width - 2.0 * kChartMargin) / events;
   const std::vector<LegendItem> legend = {
       {"source (evicted)", std::string(kVermillion), true, "5 3"},
       {"root", std::string(kBlue), false, ""},
@@ -160,19 +144,20 @@ std::string landing_map_chart(const LandingMap& map) {
     max_effect = std::max(max_effect, std::abs(edge.effect.value));
   }
   if (max_effect == 0.0) max_effect = 1.0;
-  const double legend_top = 66.0;
+  const ChartHeading heading = {"Landing map · " + map.model + " · " + map.scenario,
+                                {"events in history order; under each: role, transplant shift "
+                                 "toward A [95% CI], aligned:anti",
+                                 "arcs: an event attends to an earlier one; width: drop in "
+                                 "recovery when that edge is masked"},
+                                ""};
+  const double legend_top = heading_height(heading);
   layout.node_top =
-      legend_top + legend_height(legend, kMargin, layout.width - kMargin) + 8.0 + arcs;
+      legend_top + legend_height(legend, kChartMargin, layout.width - kChartMargin) + 8.0 + arcs;
   const double height = layout.node_top + kNodeHeight + 54.0;
 
-  Svg svg(layout.width, height, "Landing map: " + map.model + " · " + map.scenario);
-  draw_title(svg, "Landing map · " + map.model + " · " + map.scenario,
-             {"events in history order; under each: role, transplant shift toward A [95% CI], "
-              "aligned:anti",
-              "arcs: an event attends to an earlier one; width: drop in recovery when that edge is "
-              "masked"},
-             layout.width);
-  draw_legend(svg, legend, kMargin, legend_top, layout.width - kMargin);
+  Svg svg(layout.width, height, heading.title);
+  draw_heading(svg, heading, layout.width);
+  draw_legend(svg, legend, kChartMargin, legend_top, layout.width - kChartMargin);
   // Edges naming an event the map does not list cannot be placed; the edge table still lists them.
   for (const bool reference : {false, true}) {
     for (const LandingEdge& edge : map.edges) {
@@ -204,33 +189,35 @@ std::string token_heat_chart(const LandingMap& map) {
   // Lay the tokens out in rows first: the height depends on how many rows they need.
   std::vector<double> widths;
   std::vector<std::string> labels;
-  double x = kMargin;
+  double x = kChartMargin;
   int rows = 1;
   for (const TokenEffect& token : map.tokens) {
     labels.push_back(fit_text(visible_whitespace(token.piece), 12.0, kMaxTokenWidth - 8.0));
     widths.push_back(std::max(kMinTokenWidth, text_width(labels.back(), 12.0) + 10.0));
-    if (x > kMargin && x + widths.back() > kMinWidth - kMargin) {
-      x = kMargin;
+    if (x > kChartMargin && x + widths.back() > kChartWidth - kChartMargin) {
+      x = kChartMargin;
       ++rows;
     }
     x += widths.back() + kTokenGap;
   }
-  const double legend_top = 49.0;
-  const double strip_top = legend_top + legend_height(legend, kMargin, kMinWidth - kMargin) + 10.0;
+  const ChartHeading heading = {
+      "Token heat · " + map.heat_event + " · " + map.model + " · " + map.scenario,
+      {"each row of " + map.heat_event +
+       " transplanted alone: share of pairs moved toward A (· is a space)"},
+      ""};
+  const double legend_top = heading_height(heading);
+  const double strip_top =
+      legend_top + legend_height(legend, kChartMargin, kChartWidth - kChartMargin) + 10.0;
   const double height = strip_top + kTokenRowHeight * rows + 4.0;
 
-  Svg svg(kMinWidth, height,
-          "Token heat strip: " + map.heat_event + " · " + map.model + " · " + map.scenario);
-  draw_title(svg, "Token heat · " + map.heat_event + " · " + map.model + " · " + map.scenario,
-             {"each row of " + map.heat_event +
-              " transplanted alone: share of pairs moved toward A (· is a space)"},
-             kMinWidth);
-  draw_legend(svg, legend, kMargin, legend_top, kMinWidth - kMargin);
-  x = kMargin;
+  Svg svg(kChartWidth, height, heading.title);
+  draw_heading(svg, heading, kChartWidth);
+  draw_legend(svg, legend, kChartMargin, legend_top, kChartWidth - kChartMargin);
+  x = kChartMargin;
   double y = strip_top;
   for (size_t i = 0; i < map.tokens.size(); ++i) {
-    if (x > kMargin && x + widths[i] > kMinWidth - kMargin) {
-      x = kMargin;
+    if (x > kChartMargin && x + widths[i] > kChartWidth - kChartMargin) {
+      x = kChartMargin;
       y += kTokenRowHeight;
     }
     const double effect = map.tokens[i].effect;

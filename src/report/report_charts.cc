@@ -28,7 +28,8 @@ std::string condition_chart(const CellResult& cell) {
   if (cell.conditions.empty()) return "";
   BarChart chart;
   chart.heading = {cell.model + " · " + cell_label(cell),
-                   "recovery [95% CI] and aligned:anti per condition", invalid_alert({&cell})};
+                   {"recovery [95% CI] and aligned:anti per condition"},
+                   invalid_alert({&cell})};
   chart.axis_label = std::string(kRecoveryAxis) + " (95% Wilson interval)";
   for (const ConditionResult& result : cell.conditions) {
     chart.bars.push_back({result.condition, result.recovery,
@@ -41,10 +42,10 @@ std::string condition_chart(const CellResult& cell) {
 
 std::string ranking_chart(const CellGroup& group) {
   BarChart chart;
-  chart.heading = {
-      "Construction ranking · " + group.model + " · " + group.scenario,
-      "sparse-global recovery per carrier construction, best first; aligned:anti after each value",
-      invalid_alert(group.cells)};
+  chart.heading = {"Construction ranking · " + group.model + " · " + group.scenario,
+                   {"sparse-global recovery per carrier construction, best first; aligned:anti "
+                    "after each value"},
+                   invalid_alert(group.cells)};
   chart.axis_label = std::string(kRecoveryAxis) + " under sparse-global";
   int64_t no_carrier_aligned = 0;
   int64_t no_carrier_pairs = 0;
@@ -73,7 +74,8 @@ std::string curve_chart(const CellGroup& group) {
   SeriesChart chart;
   chart.heading = {
       (distance ? "Distance · " : "Payload types · ") + group.model + " · " + group.scenario,
-      "recovery per condition with 95% Wilson intervals", invalid_alert(group.cells)};
+      {"recovery per condition with 95% Wilson intervals"},
+      invalid_alert(group.cells)};
   chart.x_label = distance ? "filler events between carrier and query" : "payload type";
   chart.axis_label = "recovery";
   for (const CellResult* cell : group.cells) chart.categories.push_back(setting_value(*cell));
@@ -102,11 +104,11 @@ std::string comparison_chart(const ModelComparison& comparison) {
   cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
   const bool conditions = comparison.category_kind == "condition";
   SeriesChart chart;
-  chart.heading = {
-      "Models compared · " + comparison.scenario,
-      conditions ? "recovery per condition, one bar per model"
-                 : "sparse-global recovery per " + comparison.category_kind + ", one bar per model",
-      invalid_alert(cells)};
+  chart.heading = {"Models compared · " + comparison.scenario,
+                   {conditions ? "recovery per condition, one bar per model"
+                               : "sparse-global recovery per " + comparison.category_kind +
+                                     ", one bar per model"},
+                   invalid_alert(cells)};
   chart.x_label = comparison.category_kind;
   chart.axis_label = conditions ? "recovery" : "sparse-global recovery";
   chart.categories = comparison.categories;
@@ -127,7 +129,7 @@ std::string layer_chart(const LandingMap& map) {
   if (map.layers.empty()) return "";
   SeriesChart chart;
   chart.heading = {"Layer profile · " + map.model + " · " + map.scenario,
-                   "roots' rows transplanted in these layers only: share of pairs moved toward A",
+                   {"roots' rows transplanted in these layers only: share of pairs moved toward A"},
                    ""};
   chart.x_label = "layers (single layers, then cumulative ranges)";
   chart.axis_label = "shift toward A";

@@ -15,6 +15,10 @@ constexpr std::array<std::string_view, 7> kSeriesColours = {kBlue,    kOrange,  
                                                             kSkyBlue, kVermillion, kInk};
 constexpr std::array<std::string_view, 4> kSeriesDashes = {"", "6 3", "2 2", "8 3 2 3"};
 
+constexpr double kTitleSize = 15.0;
+constexpr double kNoteSize = 12.0;
+constexpr double kNoteLineHeight = 18.0;
+
 constexpr double kLegendFontSize = 12.0;
 constexpr double kLegendRowHeight = 18.0;
 constexpr double kLegendSwatch = 12.0;
@@ -164,6 +168,29 @@ void Svg::end_tooltip() {
 std::string Svg::finish() {
   out_ += "</svg>\n";
   return std::move(out_);
+}
+
+double draw_heading(Svg& svg, const ChartHeading& heading, double width) {
+  const double max_width = width - 2.0 * kChartMargin;
+  double y = 22.0;
+  svg.text(kChartMargin, y, fit_text(heading.title, kTitleSize, max_width),
+           {.size = kTitleSize, .bold = true});
+  for (const std::string& note : heading.notes) {
+    y += kNoteLineHeight;
+    svg.text(kChartMargin, y, fit_text(note, kNoteSize, max_width), {.colour = kFaint});
+  }
+  if (!heading.alert.empty()) {
+    y += kNoteLineHeight;
+    svg.text(kChartMargin, y, fit_text(heading.alert, kNoteSize, max_width),
+             {.bold = true, .colour = kAlert});
+  }
+  return y + 10.0;
+}
+
+double heading_height(const ChartHeading& heading) {
+  const double lines =
+      static_cast<double>(heading.notes.size()) + (heading.alert.empty() ? 0.0 : 1.0);
+  return 32.0 + kNoteLineHeight * lines;
 }
 
 double legend_height(const std::vector<LegendItem>& items, double x, double max_x) {

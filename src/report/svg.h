@@ -33,6 +33,10 @@ std::string_view series_dash(size_t index);
 // (clamped), as "#rrggbb".
 std::string diverging_colour(double value);
 
+// Every chart is this wide unless its content needs more, with this margin.
+inline constexpr double kChartWidth = 760.0;
+inline constexpr double kChartMargin = 12.0;
+
 enum class Anchor { kStart, kMiddle, kEnd };
 
 struct TextStyle {
@@ -54,6 +58,13 @@ struct LegendItem {
   std::string colour;
   bool line_sample = false;  // a line (for line charts) instead of a square swatch
   std::string dash;          // the line sample's stroke-dasharray
+};
+
+// The lines above a chart.
+struct ChartHeading {
+  std::string title;
+  std::vector<std::string> notes;  // grey lines under the title
+  std::string alert;  // drawn loudly in the alert colour (an invalid result); empty for none
 };
 
 class Svg {
@@ -79,6 +90,12 @@ class Svg {
  private:
   std::string out_;
 };
+
+// Draws the heading at the top of a chart `width` wide; returns the y below it.
+double draw_heading(Svg& svg, const ChartHeading& heading, double width);
+
+// The y below the heading, for laying out a chart before drawing it.
+double heading_height(const ChartHeading& heading);
 
 // A coordinate as the writer prints it: one decimal.
 std::string coordinate(double value);

@@ -149,7 +149,7 @@ TEST(ReportSvg, FittedAxisShowsNegativeEffects) {
 
 TEST(ReportSvg, BarChartDrawsReferenceAndFlags) {
   BarChart chart;
-  chart.heading = {"t", "", "INVALID: x"};
+  chart.heading = {"t", {}, "INVALID: x"};
   chart.bars.push_back({"ok", {0.5, 0.4, 0.6}, "#000000", "5:0", false});
   chart.bars.push_back({"bad", {0.1, 0.0, 0.2}, "#000000", "1:1", true});
   chart.reference = ReferenceLine{0.06, "baseline"};
