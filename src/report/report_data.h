@@ -28,8 +28,8 @@ struct ConditionResult {
   Estimate recovery;         // aligned / pairs, Wilson interval
   double sign_test_p = 1.0;  // two-sided, aligned vs anti
   Estimate margin;           // mean paired logit margin, bootstrap interval
-  std::optional<Estimate>
-      accuracy;  // visible and record: share of sides answering their true value
+  // visible and record: share of sides answering their true value.
+  std::optional<Estimate> accuracy;
 };
 
 // One cell of an experiment: a model, a scenario and one setting of what the
@@ -85,8 +85,8 @@ struct LayerEffect {
 };
 
 struct TokenEffect {
-  std::string piece;  // the token's text
-  double effect = 0.0;
+  std::string piece;    // the token's text
+  double effect = 0.0;  // share of pairs moved toward A with only this row transplanted
 };
 
 struct LandingMap {

@@ -1,0 +1,301 @@
+#include "report/content.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "report/format.h"
+
+namespace eventkv::report {
+
+const std::string_view kHowToRead =
+    "Each experiment asks the same question of donor pairs: two histories identical token for "
+    "token except "
+    "for the value in a source event (A or B). A pair is donor-aligned when the A-served history "
+    "answers A "
+    "and the B-served history answers B, anti-aligned when it is the other way round, unmoved when "
+    "both "
+    "give the same answer. Recovery is the share of pairs that are donor-aligned, with its 95% "
+    "Wilson "
+    "interval (the whiskers); aligned:anti counts are the paper's \"99:0\" figures, tested with a "
+    "two-sided "
+    "sign test; the margin is the mean paired logit margin with a bootstrap interval. The five "
+    "conditions "
+    "serve the same pairs: visible keeps the source (the ceiling); sparse-global evicts it and "
+    "serves rows "
+    "computed while it was visible (the test); record keeps a short textual record instead (the "
+    "fallback); "
+    "sparse-local recomputes the retained rows without the source, so it must move no pair (a cell "
+    "where it "
+    "does is marked invalid: a bug, never a finding); no-carrier evicts the source and the carrier "
+    "(the "
+    "floor).";
+
+const std::string_view kHowToReadLanding =
+    "A landing map shows where an evicted source's value lands, for one scenario on one model. "
+    "Events run "
+    "left to right in history order; the source (dashed outline) is evicted. A root (blue outline) "
+    "is a "
+    "retained event whose own rows carry the value: transplanting only its rows from the A run "
+    "into the B "
+    "run moves answers toward A (the shift, with its 95% interval). An arc joins an event to an "
+    "earlier "
+    "event it attended to when its rows were computed, with the arrow showing where the "
+    "information flows; "
+    "its width is the drop in recovery when that edge is masked. Reference edges, through which "
+    "the value "
+    "reached a root, are drawn in vermillion with their effect. The layer profile repeats the "
+    "transplant "
+    "for single layers and layer ranges; the token strip for single rows of one root.";
+
+namespace {
+
+constexpr std::string_view kNone = "—";
+
+// "51% [41%, 61%] (51:3)", or "—" without a result.
+std::string recovery_cell(const ConditionResult* result) {
+  if (result == nullptr) return std::string(kNone);
+  return format_estimate(result->recovery) + " (" + format_counts(result->aligned, result->anti) +
+         ")";
+}
+
+std::string sweep_noun(std::string_view suite, size_t count) {
+  const std::string plural = count == 1 ? "" : "s";
+  if (suite == kConstructionSweep) return "construction" + plural;
+  if (suite == kPayloadTypes) return "payload type" + plural;
+  if (suite == kDistance) return "distance" + plural;
+  return "setting" + plural;
+}
+
+std::string invalid_marker(const CellResult& cell) {
+  return cell.valid ? "" : " — INVALID";
+}
+
+}  // namespace
+
+std::string recovery_sentence(const ConditionResult& result) {
+  if (result.pairs == 0) return result.condition + " has no pairs";
+  return result.condition + " recovered " + format_estimate(result.recovery) + " of " +
+         std::to_string(result.pairs) + " pairs, " + format_counts(result.aligned, result.anti) +
+         " aligned:anti, p = " + format_p_value(result.sign_test_p);
+}
+
+std::string invalid_sentence(const CellResult& cell) {
+  const std::string where = cell.model + " · " + cell_label(cell) + ": INVALID — ";
+  const ConditionResult* control = find_condition(cell, kSparseLocal);
+  if (control == nullptr) {
+    return where +
+           "the results store marked this cell invalid; a bug in the harness, not a finding.";
+  }
+  const int64_t moved = control->aligned + control->anti + control->other;
+  return where + "sparse-local moved " + std::to_string(moved) + " of " +
+         std::to_string(control->pairs) + " pairs (" +
+         format_counts(control->aligned, control->anti) +
+         " aligned:anti) although its served caches are identical; a bug in the harness, not a "
+         "finding.";
+}
+
+std::string sweep_sentence(const CellGroup& group) {
+  // The sparse-global results of the sweep's cells, in the group's order.
+  std::vector<std::pair<const CellResult*, const ConditionResult*>> measured;
+  for (const CellResult* cell : group.cells) {
+    if (const ConditionResult* result = find_condition(*cell, kSparseGlobal)) {
+      measured.emplace_back(cell, result);
+    }
+  }
+  if (measured.size() < 2) return "";
+  const auto by_recovery = [](const auto& a, const auto& b) {
+    return a.second->recovery.value < b.second->recovery.value;
+  };
+  const auto [worst, best] = std::minmax_element(measured.begin(), measured.end(), by_recovery);
+  return "sparse-global recovery ranged from " + format_estimate(worst->second->recovery) + " (" +
+         setting_label(*worst->first) + ") to " + format_estimate(best->second->recovery) + " (" +
+         setting_label(*best->first) + ") across " + std::to_string(measured.size()) + " " +
+         sweep_noun(group.cells.front()->suite, measured.size()) + ".";
+}
+
+std::string landing_sentence(const LandingMap& map) {
+  std::string roots;
+  for (const LandingEvent& event : map.events) {
+    if (event.is_root) roots += (roots.empty() ? "" : ", ") + event.id;
+  }
+  std::string edges;
+  for (const LandingEdge& edge : map.edges) {
+    if (!edge.is_reference) continue;
+    edges += (edges.empty() ? "" : ", ") + edge.from + " → " + edge.to + " (" +
+             format_estimate(edge.effect) + ")";
+  }
+  return "Roots: " + (roots.empty() ? "none" : roots) +
+         ". Reference edges: " + (edges.empty() ? "none" : edges) + ".";
+}
+
+std::string token_sentence(const LandingMap& map) {
+  if (map.tokens.empty()) return "";
+  std::string text = "Token effects in " + map.heat_event + ": ";
+  for (size_t i = 0; i < map.tokens.size(); ++i) {
+    text += (i == 0 ? "“" : ", “") + visible_whitespace(map.tokens[i].piece) + "” " +
+            format_percent(map.tokens[i].effect);
+  }
+  return text + ".";
+}
+
+Table condition_table(const CellResult& cell) {
+  Table table;
+  table.header = {"condition",         "pairs",       "aligned:anti",    "unmoved", "other",
+                  "recovery [95% CI]", "sign test p", "margin [95% CI]", "accuracy"};
+  for (const ConditionResult& result : cell.conditions) {
+    const bool flagged = !cell.valid && result.condition == kSparseLocal;
+    table.rows.push_back(
+        {result.condition + (flagged ? " — INVALID" : ""), std::to_string(result.pairs),
+         format_counts(result.aligned, result.anti), std::to_string(result.unmoved),
+         std::to_string(result.other), format_estimate(result.recovery),
+         format_p_value(result.sign_test_p), format_margin(result.margin),
+         result.accuracy ? format_estimate(*result.accuracy) : std::string(kNone)});
+    table.flagged.push_back(flagged);
+  }
+  return table;
+}
+
+Table aligned_anti_table(const std::vector<CellGroup>& groups) {
+  std::vector<const CellResult*> cells;
+  for (const CellGroup& group : groups)
+    cells.insert(cells.end(), group.cells.begin(), group.cells.end());
+  const std::vector<std::string> conditions = condition_names(cells);
+  Table table;
+  table.header = {"model", "scenario"};
+  for (const std::string& condition : conditions)
+    table.header.push_back(condition + " aligned:anti");
+  table.header.emplace_back("sparse-global recovery");
+  for (const CellResult* cell : cells) {
+    std::vector<std::string> row = {cell->model, cell_label(*cell) + invalid_marker(*cell)};
+    for (const std::string& condition : conditions) {
+      const ConditionResult* result = find_condition(*cell, condition);
+      row.push_back(result != nullptr ? format_counts(result->aligned, result->anti)
+                                      : std::string(kNone));
+    }
+    const ConditionResult* sparse_global = find_condition(*cell, kSparseGlobal);
+    row.push_back(sparse_global != nullptr ? format_estimate(sparse_global->recovery)
+                                           : std::string(kNone));
+    table.rows.push_back(std::move(row));
+    table.flagged.push_back(!cell->valid);
+  }
+  return table;
+}
+
+Table ranking_table(const CellGroup& group) {
+  Table table;
+  table.header = {"rank",        "construction", "sparse-global recovery", "aligned:anti",
+                  "sign test p", "margin",       "no-carrier recovery",    "visible recovery"};
+  for (size_t i = 0; i < group.cells.size(); ++i) {
+    const CellResult& cell = *group.cells[i];
+    const ConditionResult* sparse_global = find_condition(cell, kSparseGlobal);
+    const ConditionResult* no_carrier = find_condition(cell, kNoCarrier);
+    const ConditionResult* visible = find_condition(cell, "visible");
+    const std::string none(kNone);
+    table.rows.push_back(
+        {std::to_string(i + 1), cell.construction + invalid_marker(cell),
+         sparse_global != nullptr ? format_estimate(sparse_global->recovery) : none,
+         sparse_global != nullptr ? format_counts(sparse_global->aligned, sparse_global->anti)
+                                  : none,
+         sparse_global != nullptr ? format_p_value(sparse_global->sign_test_p) : none,
+         sparse_global != nullptr ? format_margin(sparse_global->margin) : none,
+         no_carrier != nullptr ? format_estimate(no_carrier->recovery) : none,
+         visible != nullptr ? format_estimate(visible->recovery) : none});
+    table.flagged.push_back(!cell.valid);
+  }
+  return table;
+}
+
+Table curve_table(const CellGroup& group) {
+  const std::vector<std::string> conditions = condition_names(group.cells);
+  Table table;
+  table.header = {sweep_noun(group.cells.front()->suite, 1)};
+  for (const std::string& condition : conditions)
+    table.header.push_back(condition + " recovery (aligned:anti)");
+  for (const CellResult* cell : group.cells) {
+    std::vector<std::string> row = {setting_value(*cell) + invalid_marker(*cell)};
+    for (const std::string& condition : conditions)
+      row.push_back(recovery_cell(find_condition(*cell, condition)));
+    table.rows.push_back(std::move(row));
+    table.flagged.push_back(!cell->valid);
+  }
+  return table;
+}
+
+Table comparison_table(const ModelComparison& comparison) {
+  Table table;
+  const bool sweep = comparison.category_kind != "condition";
+  table.header = {comparison.category_kind + (sweep ? " (sparse-global recovery)" : "")};
+  table.header.insert(table.header.end(), comparison.models.begin(), comparison.models.end());
+  for (size_t c = 0; c < comparison.categories.size(); ++c) {
+    std::vector<std::string> row = {comparison.categories[c]};
+    bool flagged = false;
+    for (const ComparedResult& compared : comparison.results[c]) {
+      const bool invalid = compared.cell != nullptr && !compared.cell->valid;
+      row.push_back(recovery_cell(compared.result) + (invalid ? " INVALID" : ""));
+      flagged = flagged || invalid;
+    }
+    table.rows.push_back(std::move(row));
+    table.flagged.push_back(flagged);
+  }
+  return table;
+}
+
+Table landing_events_table(const LandingMap& map) {
+  Table table;
+  table.header = {"event", "role", "landing", "transplant shift toward A [95% CI]", "aligned:anti"};
+  for (const LandingEvent& event : map.events) {
+    const std::string landing = event.is_source ? "source (evicted)" : event.is_root ? "root" : "";
+    table.rows.push_back({event.id, event.role, landing, format_estimate(event.shift),
+                          format_counts(event.aligned, event.anti)});
+    table.flagged.push_back(false);
+  }
+  return table;
+}
+
+Table landing_edges_table(const LandingMap& map) {
+  Table table;
+  table.header = {"edge (attends to)", "reference edge", "drop in recovery when masked [95% CI]"};
+  for (const LandingEdge& edge : map.edges) {
+    table.rows.push_back({edge.from + " → " + edge.to, edge.is_reference ? "yes" : "no",
+                          format_estimate(edge.effect)});
+    table.flagged.push_back(false);
+  }
+  return table;
+}
+
+Table layer_table(const LandingMap& map) {
+  Table table;
+  table.header = {"layers", "transplant shift toward A [95% CI]"};
+  for (const LayerEffect& layer : map.layers) {
+    table.rows.push_back({layer.label, format_estimate(layer.effect)});
+    table.flagged.push_back(false);
+  }
+  return table;
+}
+
+Table runs_table(const std::vector<RunInfo>& runs) {
+  Table table;
+  table.header = {"model",
+                  "scenario",
+                  "status",
+                  "pairs",
+                  "seed",
+                  "threads",
+                  "started",
+                  "finished",
+                  "wall time",
+                  "eventkv",
+                  "model fingerprint",
+                  "scenario hash"};
+  for (const RunInfo& run : runs) {
+    table.rows.push_back({run.model, run.scenario, run.status, std::to_string(run.pairs),
+                          std::to_string(run.seed), std::to_string(run.threads), run.started_at,
+                          run.finished_at.empty() ? std::string(kNone) : run.finished_at,
+                          format_fixed(run.wall_seconds, 1) + " s", run.git_version,
+                          run.model_fingerprint, run.scenario_hash});
+    table.flagged.push_back(run.status != "complete");
+  }
+  return table;
+}
+
+}  // namespace eventkv::report
