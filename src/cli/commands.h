@@ -15,5 +15,8 @@ void add_history_command(CLI::App& app);
 void add_probe_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
+void add_landing_command(CLI::App& app);
+void add_report_command(CLI::App& app);
+void add_suite_command(CLI::App& app);
 
 }  // namespace eventkv::cli

@@ -36,18 +36,22 @@ std::string csv_field(const std::string& text) {
 std::string scores_csv(store::ResultsDb& db) {
   std::ostringstream out;
   out.precision(9);
-  out << "run_id,model,scenario,payload_type,pair_index,construction,distance,condition,side,candidate,"
+  out << "run_id,model,scenario,payload_type,pair_index,construction,distance,condition,side,"
+         "candidate,"
          "candidate_text,is_value_a,is_value_b,log_prob\n";
   for (const store::RunRecord& run : db.runs()) {
     for (const store::PairRecord& pair : db.pairs(run.id)) {
       for (const auto& [condition, sides] : pair.conditions) {
-        for (const auto& [side, record] : {std::pair{"A", &sides.first}, std::pair{"B", &sides.second}}) {
+        for (const auto& [side, record] :
+             {std::pair{"A", &sides.first}, std::pair{"B", &sides.second}}) {
           for (size_t c = 0; c < record->log_probs.size(); ++c) {
-            out << run.id << ',' << csv_field(run.model_name) << ',' << csv_field(run.scenario_name) << ','
-                << run.payload_type << ',' << pair.pair_index << ',' << csv_field(pair.construction) << ','
-                << pair.distance << ',' << condition << ',' << side << ',' << c << ','
-                << csv_field(pair.candidates[c]) << ',' << (static_cast<int>(c) == pair.value_a ? 1 : 0) << ','
-                << (static_cast<int>(c) == pair.value_b ? 1 : 0) << ',' << record->log_probs[c] << '\n';
+            out << run.id << ',' << csv_field(run.model_name) << ',' << csv_field(run.scenario_name)
+                << ',' << run.payload_type << ',' << pair.pair_index << ','
+                << csv_field(pair.construction) << ',' << pair.distance << ',' << condition << ','
+                << side << ',' << c << ',' << csv_field(pair.candidates[c]) << ','
+                << (static_cast<int>(c) == pair.value_a ? 1 : 0) << ','
+                << (static_cast<int>(c) == pair.value_b ? 1 : 0) << ',' << record->log_probs[c]
+                << '\n';
           }
         }
       }
@@ -56,31 +60,51 @@ std::string scores_csv(store::ResultsDb& db) {
   return out.str();
 }
 
-json estimate_json(const report::Estimate& e) { return {{"value", e.value}, {"low", e.low}, {"high", e.high}}; }
+json estimate_json(const report::Estimate& e) {
+  return {{"value", e.value}, {"low", e.low}, {"high", e.high}};
+}
 
 std::string summary_json(store::ResultsDb& db) {
   const report::ReportData data = probe::collect_report(db);
-  json out = {{"generated_at", data.generated_at}, {"runs", json::array()}, {"cells", json::array()}};
+  json out = {
+      {"generated_at", data.generated_at}, {"runs", json::array()}, {"cells", json::array()}};
   for (const report::RunInfo& r : data.runs) {
-    out["runs"].push_back({{"model", r.model},       {"model_fingerprint", r.model_fingerprint},
-                           {"scenario", r.scenario}, {"scenario_hash", r.scenario_hash},
-                           {"git_version", r.git_version}, {"seed", r.seed},
-                           {"pairs", r.pairs},       {"threads", r.threads},
-                           {"started_at", r.started_at}, {"finished_at", r.finished_at},
-                           {"wall_seconds", r.wall_seconds}, {"status", r.status}});
+    out["runs"].push_back({{"model", r.model},
+                           {"model_fingerprint", r.model_fingerprint},
+                           {"scenario", r.scenario},
+                           {"scenario_hash", r.scenario_hash},
+                           {"git_version", r.git_version},
+                           {"seed", r.seed},
+                           {"pairs", r.pairs},
+                           {"threads", r.threads},
+                           {"started_at", r.started_at},
+                           {"finished_at", r.finished_at},
+                           {"wall_seconds", r.wall_seconds},
+                           {"status", r.status}});
   }
   for (const report::CellResult& cell : data.cells) {
     json conditions = json::array();
     for (const report::ConditionResult& c : cell.conditions) {
-      json row = {{"condition", c.condition}, {"pairs", c.pairs}, {"aligned", c.aligned}, {"anti", c.anti},
-                  {"unmoved", c.unmoved}, {"other", c.other}, {"recovery", estimate_json(c.recovery)},
-                  {"sign_test_p", c.sign_test_p}, {"margin", estimate_json(c.margin)}};
+      json row = {{"condition", c.condition},
+                  {"pairs", c.pairs},
+                  {"aligned", c.aligned},
+                  {"anti", c.anti},
+                  {"unmoved", c.unmoved},
+                  {"other", c.other},
+                  {"recovery", estimate_json(c.recovery)},
+                  {"sign_test_p", c.sign_test_p},
+                  {"margin", estimate_json(c.margin)}};
       if (c.accuracy) row["accuracy"] = estimate_json(*c.accuracy);
       conditions.push_back(row);
     }
-    out["cells"].push_back({{"model", cell.model}, {"scenario", cell.scenario}, {"suite", cell.suite},
-                            {"construction", cell.construction}, {"payload_type", cell.payload_type},
-                            {"distance", cell.distance}, {"valid", cell.valid}, {"conditions", conditions}});
+    out["cells"].push_back({{"model", cell.model},
+                            {"scenario", cell.scenario},
+                            {"suite", cell.suite},
+                            {"construction", cell.construction},
+                            {"payload_type", cell.payload_type},
+                            {"distance", cell.distance},
+                            {"valid", cell.valid},
+                            {"conditions", conditions}});
   }
   return out.dump(2) + "\n";
 }
@@ -101,10 +125,12 @@ store::ResultsDb open_existing(const std::string& path) {
 }  // namespace
 
 void add_export_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("export", "Write stored results as CSV (every score) or JSON (statistics)");
+  auto* cmd = app.add_subcommand("export",
+                                 "Write stored results as CSV (every score) or JSON (statistics)");
   auto options = std::make_shared<ExportOptions>();
   cmd->add_option("--db", options->db, "results database")->required();
-  cmd->add_option("--format", options->format, "csv or json")->check(CLI::IsMember({"csv", "json"}));
+  cmd->add_option("--format", options->format, "csv or json")
+      ->check(CLI::IsMember({"csv", "json"}));
   cmd->add_option("-o,--output", options->output, "output file (default: stdout)");
   cmd->callback([options] {
     store::ResultsDb db = open_existing(options->db);

@@ -14,13 +14,17 @@ void on_interrupt(int) {
 
 }  // namespace
 
-const std::atomic<bool>& interrupted() { return g_interrupted; }
+const std::atomic<bool>& interrupted() {
+  return g_interrupted;
+}
 
 InterruptGuard::InterruptGuard() {
   g_interrupted = false;
   std::signal(SIGINT, on_interrupt);
 }
 
-InterruptGuard::~InterruptGuard() { std::signal(SIGINT, SIG_DFL); }
+InterruptGuard::~InterruptGuard() {
+  std::signal(SIGINT, SIG_DFL);
+}
 
 }  // namespace eventkv::cli

@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   eventkv::cli::add_probe_command(app);
   eventkv::cli::add_export_command(app);
   eventkv::cli::add_merge_command(app);
+  eventkv::cli::add_landing_command(app);
+  eventkv::cli::add_report_command(app);
+  eventkv::cli::add_suite_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,7 +14,7 @@ namespace eventkv::cli {
 
 struct ModelOptions {
   std::string model;
-  int threads = 0;      // 0: every core
+  int threads = 0;  // 0: every core
   int64_t n_ctx = 4096;
 };
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/model_options.h"
 #include "cli/interrupt.h"
+#include "cli/model_options.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"
 #include "probe/summary.h"
@@ -25,7 +25,6 @@ namespace eventkv::cli {
 namespace {
 
 using nlohmann::json;
-
 
 struct ProbeOptions {
   std::string scenario;
@@ -45,7 +44,8 @@ std::pair<int, int> parse_shard(const std::string& text) {
   int count = 0;
   char slash = 0;
   std::istringstream in(text);
-  if (!(in >> index >> slash >> count) || slash != '/' || count < 1 || index < 0 || index >= count || !in.eof()) {
+  if (!(in >> index >> slash >> count) || slash != '/' || count < 1 || index < 0 ||
+      index >= count || !in.eof()) {
     fail("--shard must be K/N with 0 <= K < N, got '", text, "'");
   }
   return {index, count};
@@ -53,42 +53,57 @@ std::pair<int, int> parse_shard(const std::string& text) {
 
 std::string percent(const report::Estimate& e) {
   char buffer[48];
-  std::snprintf(buffer, sizeof(buffer), "%5.1f%% [%4.1f, %5.1f]", 100 * e.value, 100 * e.low, 100 * e.high);
+  std::snprintf(buffer, sizeof(buffer), "%5.1f%% [%4.1f, %5.1f]", 100 * e.value, 100 * e.low,
+                100 * e.high);
   return buffer;
 }
 
 void print_cells(const std::vector<report::CellResult>& cells) {
   for (const report::CellResult& cell : cells) {
-    std::printf("\n%s | %s | construction %s | distance %lld%s\n", cell.model.c_str(), cell.scenario.c_str(),
-                cell.construction.empty() ? "-" : cell.construction.c_str(), static_cast<long long>(cell.distance),
+    std::printf("\n%s | %s | construction %s | distance %lld%s\n", cell.model.c_str(),
+                cell.scenario.c_str(), cell.construction.empty() ? "-" : cell.construction.c_str(),
+                static_cast<long long>(cell.distance),
                 cell.valid ? "" : "  ** INVALID: sparse-local moved pairs **");
-    std::printf("  %-14s %5s %17s  %-24s %9s  %s\n", "condition", "pairs", "aligned:anti:un:ot", "recovery [95% CI]",
-                "sign p", "margin [95% CI]");
+    std::printf("  %-14s %5s %17s  %-24s %9s  %s\n", "condition", "pairs", "aligned:anti:un:ot",
+                "recovery [95% CI]", "sign p", "margin [95% CI]");
     for (const report::ConditionResult& c : cell.conditions) {
       char counts[48];
-      std::snprintf(counts, sizeof(counts), "%lld:%lld:%lld:%lld", static_cast<long long>(c.aligned),
-                    static_cast<long long>(c.anti), static_cast<long long>(c.unmoved), static_cast<long long>(c.other));
+      std::snprintf(counts, sizeof(counts), "%lld:%lld:%lld:%lld",
+                    static_cast<long long>(c.aligned), static_cast<long long>(c.anti),
+                    static_cast<long long>(c.unmoved), static_cast<long long>(c.other));
       std::printf("  %-14s %5lld %17s  %-24s %9.2g  %+.3f [%+.3f, %+.3f]\n", c.condition.c_str(),
-                  static_cast<long long>(c.pairs), counts, percent(c.recovery).c_str(), c.sign_test_p, c.margin.value,
-                  c.margin.low, c.margin.high);
+                  static_cast<long long>(c.pairs), counts, percent(c.recovery).c_str(),
+                  c.sign_test_p, c.margin.value, c.margin.low, c.margin.high);
     }
   }
 }
 
 json cells_json(const std::vector<report::CellResult>& cells) {
   json out = json::array();
-  const auto estimate = [](const report::Estimate& e) { return json{{"value", e.value}, {"low", e.low}, {"high", e.high}}; };
+  const auto estimate = [](const report::Estimate& e) {
+    return json{{"value", e.value}, {"low", e.low}, {"high", e.high}};
+  };
   for (const report::CellResult& cell : cells) {
     json conditions = json::array();
     for (const report::ConditionResult& c : cell.conditions) {
-      json row = {{"condition", c.condition}, {"pairs", c.pairs},   {"aligned", c.aligned},
-                  {"anti", c.anti},           {"unmoved", c.unmoved}, {"other", c.other},
-                  {"recovery", estimate(c.recovery)}, {"sign_test_p", c.sign_test_p}, {"margin", estimate(c.margin)}};
+      json row = {{"condition", c.condition},
+                  {"pairs", c.pairs},
+                  {"aligned", c.aligned},
+                  {"anti", c.anti},
+                  {"unmoved", c.unmoved},
+                  {"other", c.other},
+                  {"recovery", estimate(c.recovery)},
+                  {"sign_test_p", c.sign_test_p},
+                  {"margin", estimate(c.margin)}};
       if (c.accuracy) row["accuracy"] = estimate(*c.accuracy);
       conditions.push_back(row);
     }
-    out.push_back({{"model", cell.model}, {"scenario", cell.scenario}, {"construction", cell.construction},
-                   {"payload_type", cell.payload_type}, {"distance", cell.distance}, {"valid", cell.valid},
+    out.push_back({{"model", cell.model},
+                   {"scenario", cell.scenario},
+                   {"construction", cell.construction},
+                   {"payload_type", cell.payload_type},
+                   {"distance", cell.distance},
+                   {"valid", cell.valid},
                    {"conditions", conditions}});
   }
   return out;
@@ -97,7 +112,8 @@ json cells_json(const std::vector<report::CellResult>& cells) {
 void run(const ProbeOptions& options) {
   const probe::Scenario scenario = probe::load_scenario(options.scenario);
   probe::RunOptions run_options;
-  run_options.pairs = options.pairs > 0 ? options.pairs : (options.quick ? std::min(scenario.pairs, 20) : 0);
+  run_options.pairs =
+      options.pairs > 0 ? options.pairs : (options.quick ? std::min(scenario.pairs, 20) : 0);
   run_options.constructions = options.constructions;
   std::tie(run_options.shard_index, run_options.shard_count) = parse_shard(options.shard);
   run_options.resume = options.resume;
@@ -110,12 +126,13 @@ void run(const ProbeOptions& options) {
   for (const std::string& model : options.models) {
     ModelOptions model_options = options.model;
     model_options.model = model;
-    const probe::RunOutcome outcome =
-        probe::run_scenario(load_engine(model_options), model, scenario, db, run_options, interrupted());
+    const probe::RunOutcome outcome = probe::run_scenario(load_engine(model_options), model,
+                                                          scenario, db, run_options, interrupted());
     invalid = invalid || outcome.invalid;
     for (const store::RunRecord& run : db.runs()) {
       if (run.id != outcome.run_id) continue;
-      for (report::CellResult& cell : probe::summarize_run(run, db.pairs(run.id))) cells.push_back(std::move(cell));
+      for (report::CellResult& cell : probe::summarize_run(run, db.pairs(run.id)))
+        cells.push_back(std::move(cell));
     }
     if (outcome.interrupted) break;
   }
@@ -124,24 +141,31 @@ void run(const ProbeOptions& options) {
   } else {
     print_cells(cells);
   }
-  if (interrupted()) fail("interrupted; every finished pair is stored in ", options.db, " (continue with --resume)");
+  if (interrupted())
+    fail("interrupted; every finished pair is stored in ", options.db, " (continue with --resume)");
   if (invalid) fail("run invalid: the sparse-local control moved pairs (a bug, not a finding)");
 }
 
 }  // namespace
 
 void add_probe_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("probe", "Run a donor-pair scenario under every condition and report what was recovered");
+  auto* cmd = app.add_subcommand(
+      "probe", "Run a donor-pair scenario under every condition and report what was recovered");
   auto options = std::make_shared<ProbeOptions>();
   cmd->add_option("scenario", options->scenario, "scenario file (JSON)")->required();
-  cmd->add_option("-m,--model", options->models, "GGUF model (repeat for side-by-side models)")->required();
+  cmd->add_option("-m,--model", options->models, "GGUF model (repeat for side-by-side models)")
+      ->required();
   cmd->add_option("-t,--threads", options->model.threads, "threads (default: every core)");
-  cmd->add_option("-c,--ctx", options->model.n_ctx, "KV cells for one pair's histories (default 4096)");
-  cmd->add_option("--pairs", options->pairs, "pairs to run (default: the scenario's)")->check(CLI::PositiveNumber);
+  cmd->add_option("-c,--ctx", options->model.n_ctx,
+                  "KV cells for one pair's histories (default 4096)");
+  cmd->add_option("--pairs", options->pairs, "pairs to run (default: the scenario's)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--quick", options->quick, "at most 20 pairs per cell");
-  cmd->add_option("--constructions", options->constructions, "only these construction ids")->delimiter(',');
+  cmd->add_option("--constructions", options->constructions, "only these construction ids")
+      ->delimiter(',');
   cmd->add_option("--db", options->db, "results database (default results/eventkv.db)");
-  cmd->add_flag("--resume", options->resume, "continue the newest unfinished run of this model and scenario");
+  cmd->add_flag("--resume", options->resume,
+                "continue the newest unfinished run of this model and scenario");
   cmd->add_option("--shard", options->shard, "run only the pairs i with i mod N == K (K/N)");
   cmd->add_flag("--json", options->as_json, "print the statistics as JSON");
   cmd->callback([options] { run(*options); });

@@ -34,8 +34,8 @@ class KvStorage {
   void activate(int64_t cell);
 
   // Writes one layer's row of a live cell; safe in parallel for distinct cells.
-  void write_k(int64_t layer, int64_t cell, const float* row);
-  void write_v(int64_t layer, int64_t cell, const float* row);
+  void write_k(int64_t layer, int64_t cell, const float* values);
+  void write_v(int64_t layer, int64_t cell, const float* values);
   // Reads the rows of `cells` into out ([cells.size(), dim], f32).
   void gather_k(int64_t layer, const std::vector<int32_t>& cells, float* out) const;
   void gather_v(int64_t layer, const std::vector<int32_t>& cells, float* out) const;

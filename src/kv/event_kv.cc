@@ -221,18 +221,21 @@ void EventKV::own_cell(int32_t slot_index) {
   slot.cell = fresh;
 }
 
-std::vector<int32_t> EventKV::recompute_slots(std::span<const std::string> ids, bool with_descendants) const {
+std::vector<int32_t> EventKV::recompute_slots(std::span<const std::string> ids,
+                                              bool with_descendants) const {
   std::vector<char> target(events_.size(), 0);
   int32_t first = static_cast<int32_t>(events_.size());
   for (const std::string& id : ids) {
     const int32_t index = event_index(id);
     if (index < 0) fail("recompute: unknown event '", id, "'");
-    if (!events_[static_cast<size_t>(index)].retained) fail("recompute: event '", id, "' was evicted");
+    if (!events_[static_cast<size_t>(index)].retained)
+      fail("recompute: event '", id, "' was evicted");
     target[static_cast<size_t>(index)] = 1;
     first = std::min(first, index);
   }
   if (with_descendants) {
-    for (size_t e = static_cast<size_t>(first); e < events_.size(); ++e) target[e] = events_[e].retained ? 1 : 0;
+    for (size_t e = static_cast<size_t>(first); e < events_.size(); ++e)
+      target[e] = events_[e].retained ? 1 : 0;
   }
   std::vector<int32_t> slots;
   for (size_t e = 0; e < events_.size(); ++e) {
@@ -242,13 +245,15 @@ std::vector<int32_t> EventKV::recompute_slots(std::span<const std::string> ids, 
   return slots;
 }
 
-void EventKV::recompute(std::span<const std::string> ids, const EdgeMask& mask, bool with_descendants) {
+void EventKV::recompute(std::span<const std::string> ids, const EdgeMask& mask,
+                        bool with_descendants) {
   EventKV* self = this;
   recompute_batched({&self, 1}, ids, mask, with_descendants);
 }
 
-void EventKV::recompute_batched(std::span<EventKV* const> histories, std::span<const std::string> ids,
-                                const EdgeMask& mask, bool with_descendants) {
+void EventKV::recompute_batched(std::span<EventKV* const> histories,
+                                std::span<const std::string> ids, const EdgeMask& mask,
+                                bool with_descendants) {
   if (histories.empty()) return;
   KvArena& arena = *histories[0]->arena_;
   std::vector<std::vector<int32_t>> slots;
@@ -258,9 +263,11 @@ void EventKV::recompute_batched(std::span<EventKV* const> histories, std::span<c
       fail("recompute_batched: histories must share one engine and one arena");
     }
     slots.push_back(history->recompute_slots(ids, with_descendants));
-    for (const int32_t s : slots.back()) shared += arena.references(history->slots_[static_cast<size_t>(s)].cell) > 1 ? 1 : 0;
+    for (const int32_t s : slots.back())
+      shared += arena.references(history->slots_[static_cast<size_t>(s)].cell) > 1 ? 1 : 0;
   }
-  if (shared > arena.storage().capacity() - arena.cells_in_use()) fail("KV arena too small to copy ", shared, " shared rows");
+  if (shared > arena.storage().capacity() - arena.cells_in_use())
+    fail("KV arena too small to copy ", shared, " shared rows");
   BatchRunner runner(*histories[0]->engine_, arena);
   for (size_t h = 0; h < histories.size(); ++h) {
     EventKV& history = *histories[h];
@@ -274,8 +281,8 @@ void EventKV::recompute_batched(std::span<EventKV* const> histories, std::span<c
   if (runner.size() > 0) runner.run({});
 }
 
-void EventKV::transplant(const EventKV& source, std::string_view id, int64_t layer_begin, int64_t layer_end,
-                         int32_t token_begin, int32_t token_end) {
+void EventKV::transplant(const EventKV& source, std::string_view id, int64_t layer_begin,
+                         int64_t layer_end, int32_t token_begin, int32_t token_end) {
   const EventState& mine = event(id);
   const EventState& theirs = source.event(id);
   if (source.engine_->model().fingerprint() != engine_->model().fingerprint()) {
@@ -284,14 +291,16 @@ void EventKV::transplant(const EventKV& source, std::string_view id, int64_t lay
   if (mine.begin != theirs.begin || mine.tokens != theirs.tokens) {
     fail("transplant: event '", id, "' has different tokens or positions in the source");
   }
-  if (!mine.retained || !theirs.retained) fail("transplant: event '", id, "' is evicted on one side");
+  if (!mine.retained || !theirs.retained)
+    fail("transplant: event '", id, "' is evicted on one side");
   if (layer_begin < 0 || layer_end > arena_->storage().n_layer() || layer_begin >= layer_end) {
     fail("transplant: layer range [", layer_begin, ", ", layer_end, ") is invalid");
   }
   const auto n_tokens = static_cast<int32_t>(mine.tokens.size());
   if (token_end < 0) token_end = n_tokens;
   if (token_begin < 0 || token_end > n_tokens || token_begin >= token_end) {
-    fail("transplant: token range [", token_begin, ", ", token_end, ") of event '", id, "' is invalid");
+    fail("transplant: token range [", token_begin, ", ", token_end, ") of event '", id,
+         "' is invalid");
   }
   const int32_t first = mine.begin + token_begin;
   const int32_t last = mine.begin + token_end;
@@ -302,7 +311,8 @@ void EventKV::transplant(const EventKV& source, std::string_view id, int64_t lay
   }
   for (int32_t s = first; s < last; ++s) {
     own_cell(s);
-    arena_->storage().copy_cell(source.arena_->storage(), source.slots_[static_cast<size_t>(s)].cell,
+    arena_->storage().copy_cell(source.arena_->storage(),
+                                source.slots_[static_cast<size_t>(s)].cell,
                                 slots_[static_cast<size_t>(s)].cell, layer_begin, layer_end);
   }
 }
@@ -363,7 +373,8 @@ int32_t EventKV::token_at(int32_t slot) const {
 // history; returns the batch rows whose logits score the candidates: the
 // query's last token, then every branch token.
 std::vector<int32_t> EventKV::add_query(BatchRunner& runner, const std::vector<int32_t>& query,
-                                        const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode,
+                                        const std::vector<std::vector<int32_t>>& candidates,
+                                        QueryPositions mode,
                                         const std::vector<int32_t>& cells) const {
   std::vector<VisibleCell> visible;
   int32_t base = last_position() + 1;
@@ -391,8 +402,10 @@ std::vector<int32_t> EventKV::add_query(BatchRunner& runner, const std::vector<i
   return rows;
 }
 
-std::vector<float> EventKV::run_queries(std::span<EventKV* const> histories, const std::vector<int32_t>& query,
-                                        const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode) {
+std::vector<float> EventKV::run_queries(std::span<EventKV* const> histories,
+                                        const std::vector<int32_t>& query,
+                                        const std::vector<std::vector<int32_t>>& candidates,
+                                        QueryPositions mode) {
   if (histories.empty()) return {};
   if (query.empty()) fail("query: no tokens");
   Engine& engine = *histories[0]->engine_;
@@ -407,7 +420,8 @@ std::vector<float> EventKV::run_queries(std::span<EventKV* const> histories, con
   }
   for (const auto* sequence : sequences) {
     for (const int32_t token : *sequence) {
-      if (token < 0 || token >= n_vocab) fail("query: token id ", token, " is outside the vocabulary");
+      if (token < 0 || token >= n_vocab)
+        fail("query: token id ", token, " is outside the vocabulary");
     }
   }
   for (const EventKV* history : histories) {
@@ -423,9 +437,11 @@ std::vector<float> EventKV::run_queries(std::span<EventKV* const> histories, con
     BatchRunner runner(engine, arena);
     std::vector<int32_t> rows;
     for (size_t h = 0; h < histories.size(); ++h) {
-      const std::vector<int32_t> own(cells.begin() + static_cast<std::ptrdiff_t>(h * n_cells),
-                                     cells.begin() + static_cast<std::ptrdiff_t>((h + 1) * n_cells));
-      const std::vector<int32_t> added = histories[h]->add_query(runner, query, candidates, mode, own);
+      const std::vector<int32_t> own(
+          cells.begin() + static_cast<std::ptrdiff_t>(h * n_cells),
+          cells.begin() + static_cast<std::ptrdiff_t>((h + 1) * n_cells));
+      const std::vector<int32_t> added =
+          histories[h]->add_query(runner, query, candidates, mode, own);
       rows.insert(rows.end(), added.begin(), added.end());
     }
     std::vector<float> logits = runner.run(rows);
@@ -437,10 +453,9 @@ std::vector<float> EventKV::run_queries(std::span<EventKV* const> histories, con
   }
 }
 
-std::vector<std::vector<CandidateScore>> EventKV::score_batched(std::span<EventKV* const> histories,
-                                                                const std::vector<int32_t>& query,
-                                                                const std::vector<std::vector<int32_t>>& candidates,
-                                                                QueryPositions mode) {
+std::vector<std::vector<CandidateScore>> EventKV::score_batched(
+    std::span<EventKV* const> histories, const std::vector<int32_t>& query,
+    const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode) {
   const std::vector<float> logits = run_queries(histories, query, candidates, mode);
   if (histories.empty()) return {};
   const int64_t n_vocab = histories[0]->engine_->model().config().n_vocab;
@@ -463,7 +478,8 @@ std::vector<std::vector<CandidateScore>> EventKV::score_batched(std::span<EventK
 }
 
 std::vector<CandidateScore> EventKV::score(const std::vector<int32_t>& query,
-                                           const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode) {
+                                           const std::vector<std::vector<int32_t>>& candidates,
+                                           QueryPositions mode) {
   EventKV* self = this;
   return score_batched({&self, 1}, query, candidates, mode).front();
 }

@@ -80,15 +80,16 @@ class EventKV {
 
   // recompute() of the same event ids in several histories of one engine and
   // arena, in one forward pass.
-  static void recompute_batched(std::span<EventKV* const> histories, std::span<const std::string> ids,
-                                const EdgeMask& mask, bool with_descendants);
+  static void recompute_batched(std::span<EventKV* const> histories,
+                                std::span<const std::string> ids, const EdgeMask& mask,
+                                bool with_descendants);
 
   // Copies the rows of event `id` in layers [layer_begin, layer_end) from
   // `source`, which must hold the same event at the same positions with the
   // same tokens, computed by the same model. With a token range, only the
   // event's tokens [token_begin, token_end) are copied.
-  void transplant(const EventKV& source, std::string_view id, int64_t layer_begin, int64_t layer_end,
-                  int32_t token_begin = 0, int32_t token_end = -1);
+  void transplant(const EventKV& source, std::string_view id, int64_t layer_begin,
+                  int64_t layer_end, int32_t token_begin = 0, int32_t token_end = -1);
 
   // Moves retained rows to positions 0, 1, 2, ... by rotating their keys
   // (exact for RoPE); the slots keep their original indices.
@@ -106,10 +107,10 @@ class EventKV {
 
   // score() of one query against several histories of one engine and arena,
   // in one forward pass; one list of scores per history.
-  static std::vector<std::vector<CandidateScore>> score_batched(std::span<EventKV* const> histories,
-                                                                const std::vector<int32_t>& query,
-                                                                const std::vector<std::vector<int32_t>>& candidates,
-                                                                QueryPositions mode = QueryPositions::kAfterHistory);
+  static std::vector<std::vector<CandidateScore>> score_batched(
+      std::span<EventKV* const> histories, const std::vector<int32_t>& query,
+      const std::vector<std::vector<int32_t>>& candidates,
+      QueryPositions mode = QueryPositions::kAfterHistory);
 
   // Logits after `query`, appended temporarily ([n_vocab]).
   std::vector<float> query_logits(const std::vector<int32_t>& query,
@@ -148,15 +149,18 @@ class EventKV {
 
   int32_t event_index(std::string_view id) const;
   int32_t token_at(int32_t slot) const;
-  std::vector<int32_t> recompute_slots(std::span<const std::string> ids, bool with_descendants) const;
+  std::vector<int32_t> recompute_slots(std::span<const std::string> ids,
+                                       bool with_descendants) const;
   std::vector<int32_t> add_query(BatchRunner& runner, const std::vector<int32_t>& query,
-                                 const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode,
-                                 const std::vector<int32_t>& cells) const;
+                                 const std::vector<std::vector<int32_t>>& candidates,
+                                 QueryPositions mode, const std::vector<int32_t>& cells) const;
   // Runs `query` and its candidate branches for every history on temporary
   // cells; per history, the logits after the query's last token, then after
   // every candidate token but the last.
-  static std::vector<float> run_queries(std::span<EventKV* const> histories, const std::vector<int32_t>& query,
-                                        const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode);
+  static std::vector<float> run_queries(std::span<EventKV* const> histories,
+                                        const std::vector<int32_t>& query,
+                                        const std::vector<std::vector<int32_t>>& candidates,
+                                        QueryPositions mode);
   int32_t last_position() const;
   void own_cell(int32_t slot);  // copy on write: a private cell for this slot
   std::vector<int32_t> temporary_cells(size_t n);

@@ -9,7 +9,6 @@ namespace {
 
 using kv::EventKV;
 
-
 // Ids of the retained events after the source.
 std::vector<std::string> events_after_source(const EventKV& history, int64_t source_event) {
   std::vector<std::string> later;
@@ -21,11 +20,14 @@ std::vector<std::string> events_after_source(const EventKV& history, int64_t sou
 
 }  // namespace
 
-std::pair<EventKV, EventKV> compute_sides(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
-                                          const std::shared_ptr<kv::KvArena>& arena, const kv::EdgeMask& mask) {
+std::pair<EventKV, EventKV> compute_sides(const TokenizedPair& pair,
+                                          const std::shared_ptr<kv::Engine>& engine,
+                                          const std::shared_ptr<kv::KvArena>& arena,
+                                          const kv::EdgeMask& mask) {
   const auto source = static_cast<std::ptrdiff_t>(pair.source_event);
   EventKV prefix(engine, arena);
-  prefix.append(std::vector<kv::EventTokens>(pair.events_a.begin(), pair.events_a.begin() + source), mask);
+  prefix.append(std::vector<kv::EventTokens>(pair.events_a.begin(), pair.events_a.begin() + source),
+                mask);
   EventKV a = prefix.fork();
   EventKV b = prefix.fork();
   EventKV* sides[] = {&a, &b};
@@ -37,7 +39,8 @@ std::pair<EventKV, EventKV> compute_sides(const TokenizedPair& pair, const std::
 }
 
 int predicted(const SideScores& side) {
-  return static_cast<int>(std::max_element(side.log_probs.begin(), side.log_probs.end()) - side.log_probs.begin());
+  return static_cast<int>(std::max_element(side.log_probs.begin(), side.log_probs.end()) -
+                          side.log_probs.begin());
 }
 
 PairScores run_conditions(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
@@ -65,13 +68,15 @@ PairScores run_conditions(const TokenizedPair& pair, const std::shared_ptr<kv::E
   EventKV no_carrier_b = b.fork();
   no_carrier_a.evict(pair.carriers);
   no_carrier_b.evict(pair.carriers);
-  EventKV* served[] = {&visible_a, &visible_b, &a, &b, &record_a, &record_b, &local_a, &local_b, &no_carrier_a, &no_carrier_b};
+  EventKV* served[] = {&visible_a, &visible_b,    &a,           &b, &record_a, &record_b, &local_a,
+                       &local_b,   &no_carrier_a, &no_carrier_b};
   const auto scores = EventKV::score_batched(served, pair.query.prompt, pair.query.candidates);
   PairScores result;
   for (size_t c = 0; c < kConditions.size(); ++c) {
     ConditionScores condition{kConditions[c], {}, {}};
     for (const kv::CandidateScore& s : scores[2 * c]) condition.a.log_probs.push_back(s.log_prob);
-    for (const kv::CandidateScore& s : scores[2 * c + 1]) condition.b.log_probs.push_back(s.log_prob);
+    for (const kv::CandidateScore& s : scores[2 * c + 1])
+      condition.b.log_probs.push_back(s.log_prob);
     result.conditions.push_back(std::move(condition));
   }
   result.local_identical = result.conditions[3].a.log_probs == result.conditions[3].b.log_probs;

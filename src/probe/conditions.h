@@ -18,14 +18,14 @@
 
 #include "kv/arena.h"
 #include "kv/edge_mask.h"
-#include "kv/event_kv.h"
 #include "kv/engine.h"
+#include "kv/event_kv.h"
 #include "probe/pairs.h"
 
 namespace eventkv::probe {
 
-inline constexpr std::array<std::string_view, 5> kConditions = {"visible", "sparse-global", "record", "sparse-local",
-                                                                 "no-carrier"};
+inline constexpr std::array<std::string_view, 5> kConditions = {
+    "visible", "sparse-global", "record", "sparse-local", "no-carrier"};
 
 struct SideScores {
   std::vector<double> log_probs;  // per candidate
@@ -44,7 +44,8 @@ struct PairScores {
 
 // Both sides computed with `mask`'s edges removed: the events before the
 // source once (shared), the rest of the two sides in one forward pass.
-std::pair<kv::EventKV, kv::EventKV> compute_sides(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
+std::pair<kv::EventKV, kv::EventKV> compute_sides(const TokenizedPair& pair,
+                                                  const std::shared_ptr<kv::Engine>& engine,
                                                   const std::shared_ptr<kv::KvArena>& arena,
                                                   const kv::EdgeMask& mask = {});
 

@@ -27,23 +27,28 @@ struct Swap {
 };
 
 double margin(const std::vector<kv::CandidateScore>& scores, const TokenizedPair& pair) {
-  return scores[static_cast<size_t>(pair.texts.value_a)].log_prob - scores[static_cast<size_t>(pair.texts.value_b)].log_prob;
+  return scores[static_cast<size_t>(pair.texts.value_a)].log_prob -
+         scores[static_cast<size_t>(pair.texts.value_b)].log_prob;
 }
 
 int best(const std::vector<kv::CandidateScore>& scores) {
-  return static_cast<int>(std::max_element(scores.begin(), scores.end(),
-                                           [](const auto& x, const auto& y) { return x.log_prob < y.log_prob; }) -
-                          scores.begin());
+  return static_cast<int>(
+      std::max_element(scores.begin(), scores.end(),
+                       [](const auto& x, const auto& y) { return x.log_prob < y.log_prob; }) -
+      scores.begin());
 }
 
-std::string outcome_of(const std::vector<kv::CandidateScore>& to_a, const std::vector<kv::CandidateScore>& to_b,
-                       const TokenizedPair& pair) {
-  return std::string(outcome_name(classify(best(to_a), best(to_b), pair.texts.value_a, pair.texts.value_b)));
+std::string outcome_of(const std::vector<kv::CandidateScore>& to_a,
+                       const std::vector<kv::CandidateScore>& to_b, const TokenizedPair& pair) {
+  return std::string(
+      outcome_name(classify(best(to_a), best(to_b), pair.texts.value_a, pair.texts.value_b)));
 }
 
 // Both sides with the source evicted.
-std::pair<EventKV, EventKV> sparse_sides(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
-                                         const std::shared_ptr<kv::KvArena>& arena, const kv::EdgeMask& mask) {
+std::pair<EventKV, EventKV> sparse_sides(const TokenizedPair& pair,
+                                         const std::shared_ptr<kv::Engine>& engine,
+                                         const std::shared_ptr<kv::KvArena>& arena,
+                                         const kv::EdgeMask& mask) {
   auto sides = compute_sides(pair, engine, arena, mask);
   const std::vector<std::string> source = {kSourceId};
   sides.first.evict(source);
@@ -53,8 +58,9 @@ std::pair<EventKV, EventKV> sparse_sides(const TokenizedPair& pair, const std::s
 
 // Measures every swap: B with the rows from A, and A with the rows from B,
 // scored in batches against the unswapped sides' margins.
-std::vector<LandingMeasure> measure_swaps(const TokenizedPair& pair, EventKV& a, EventKV& b, double margin_a,
-                                          double margin_b, const std::vector<Swap>& swaps) {
+std::vector<LandingMeasure> measure_swaps(const TokenizedPair& pair, EventKV& a, EventKV& b,
+                                          double margin_a, double margin_b,
+                                          const std::vector<Swap>& swaps) {
   std::vector<LandingMeasure> measures;
   for (size_t first = 0; first < swaps.size(); first += kHistoriesPerBatch / 2) {
     const size_t last = std::min(swaps.size(), first + kHistoriesPerBatch / 2);
@@ -67,13 +73,16 @@ std::vector<LandingMeasure> measure_swaps(const TokenizedPair& pair, EventKV& a,
       forks.back().transplant(b, s.event, s.layer_begin, s.layer_end, s.token_begin, s.token_end);
     }
     std::vector<EventKV*> served;
+    served.reserve(forks.size());
     for (EventKV& f : forks) served.push_back(&f);
     const auto scores = EventKV::score_batched(served, pair.query.prompt, pair.query.candidates);
     for (size_t i = first; i < last; ++i) {
       const auto& b_with_a = scores[2 * (i - first)];
       const auto& a_with_b = scores[2 * (i - first) + 1];
-      const double shift = ((margin(b_with_a, pair) - margin_b) + (margin_a - margin(a_with_b, pair))) / 2.0;
-      measures.push_back({swaps[i].kind, swaps[i].target, shift, outcome_of(b_with_a, a_with_b, pair)});
+      const double shift =
+          ((margin(b_with_a, pair) - margin_b) + (margin_a - margin(a_with_b, pair))) / 2.0;
+      measures.push_back(
+          {swaps[i].kind, swaps[i].target, shift, outcome_of(b_with_a, a_with_b, pair)});
     }
   }
   return measures;
@@ -95,84 +104,117 @@ Baseline baseline(const TokenizedPair& pair, EventKV& a, EventKV& b) {
 
 std::vector<Swap> layer_swaps(const std::string& root, int64_t n_layer) {
   std::vector<Swap> swaps;
-  for (int64_t il = 0; il < n_layer; ++il) swaps.push_back({"layer", root + ":L" + std::to_string(il), root, il, il + 1, 0, -1});
+  for (int64_t il = 0; il < n_layer; ++il)
+    swaps.push_back({"layer", root + ":L" + std::to_string(il), root, il, il + 1, 0, -1});
   for (const int64_t k : {n_layer / 4, n_layer / 2, 3 * n_layer / 4}) {
     if (k == 0) continue;
     swaps.push_back({"layer", root + ":first " + std::to_string(k), root, 0, k, 0, -1});
-    swaps.push_back({"layer", root + ":last " + std::to_string(k), root, n_layer - k, n_layer, 0, -1});
+    swaps.push_back(
+        {"layer", root + ":last " + std::to_string(k), root, n_layer - k, n_layer, 0, -1});
   }
   return swaps;
 }
 
-std::vector<Swap> token_swaps(const std::string& root, int32_t n_tokens, int window, int64_t n_layer) {
+std::vector<Swap> token_swaps(const std::string& root, int32_t n_tokens, int window,
+                              int64_t n_layer) {
   std::vector<Swap> swaps;
   for (int32_t t = 0; t < n_tokens; t += window) {
     const int32_t end = std::min(n_tokens, t + window);
-    swaps.push_back({"token", root + ":" + std::to_string(t) + "-" + std::to_string(end), root, 0, n_layer, t, end});
+    swaps.push_back({"token", root + ":" + std::to_string(t) + "-" + std::to_string(end), root, 0,
+                     n_layer, t, end});
   }
   return swaps;
 }
 
 // Edges X -> Y with source <= Y < X <= the last root, Y the source or an
 // event between it and X: the paths the value could take to a root.
-std::vector<std::pair<std::string, std::string>> candidate_edges(const TokenizedPair& pair,
-                                                                 const std::vector<std::string>& roots, int limit) {
+std::vector<std::pair<std::string, std::string>> candidate_edges(
+    const TokenizedPair& pair, const std::vector<std::string>& roots, int limit) {
   int64_t last_root = -1;
   for (size_t e = 0; e < pair.events_a.size(); ++e) {
-    if (std::find(roots.begin(), roots.end(), pair.events_a[e].id) != roots.end()) last_root = static_cast<int64_t>(e);
+    if (std::find(roots.begin(), roots.end(), pair.events_a[e].id) != roots.end())
+      last_root = static_cast<int64_t>(e);
   }
   std::vector<std::pair<std::string, std::string>> edges;
   for (int64_t y = pair.source_event; y < last_root; ++y) {
     for (int64_t x = y + 1; x <= last_root; ++x) {
-      edges.emplace_back(pair.events_a[static_cast<size_t>(x)].id, pair.events_a[static_cast<size_t>(y)].id);
+      edges.emplace_back(pair.events_a[static_cast<size_t>(x)].id,
+                         pair.events_a[static_cast<size_t>(y)].id);
     }
   }
   if (static_cast<int>(edges.size()) > limit) edges.resize(static_cast<size_t>(limit));
   return edges;
 }
 
-report::Estimate estimate(const std::vector<double>& values, uint64_t seed) {
-  const Interval interval = bootstrap_mean_interval(values, seed);
-  return {mean(values), interval.low, interval.high};
-}
+// One target's measures and the full margins of the same pairs.
+struct Series {
+  std::string target;
+  std::vector<double> values;
+  std::vector<double> fulls;
+};
 
-// Values of each target of `kind`, in first-seen order.
-std::vector<std::pair<std::string, std::vector<double>>> values_by_target(
-    const std::vector<std::vector<LandingMeasure>>& pairs, const std::string& kind) {
-  std::vector<std::pair<std::string, std::vector<double>>> out;
+// Series of every target of `kind`, in first-seen order.
+std::vector<Series> series_of(const std::vector<std::vector<LandingMeasure>>& pairs,
+                              const std::string& kind) {
+  std::vector<Series> out;
   for (const auto& measures : pairs) {
+    const auto full = std::find_if(measures.begin(), measures.end(),
+                                   [](const auto& m) { return m.kind == "full"; });
+    if (full == measures.end()) fail("landing: a pair's measures lack its full margin");
     for (const LandingMeasure& m : measures) {
       if (m.kind != kind) continue;
-      auto it = std::find_if(out.begin(), out.end(), [&](const auto& entry) { return entry.first == m.target; });
-      if (it == out.end()) it = out.insert(out.end(), {m.target, {}});
-      it->second.push_back(m.value);
+      auto it = std::find_if(out.begin(), out.end(),
+                             [&](const Series& s) { return s.target == m.target; });
+      if (it == out.end()) it = out.insert(out.end(), Series{m.target, {}, {}});
+      it->values.push_back(m.value);
+      it->fulls.push_back(full->value);
     }
   }
   return out;
 }
 
-bool passes(const report::Estimate& effect, double full_margin) {
-  return full_margin > 0.0 && effect.low > 0.0 && effect.value >= kRuleShare * full_margin;
+// The target's share of the pairs' full margin, sum(values) / sum(fulls),
+// with a bootstrap interval over the pairs.
+report::Estimate share(const Series& s, uint64_t seed) {
+  double top = 0.0;
+  double bottom = 0.0;
+  for (size_t i = 0; i < s.values.size(); ++i) {
+    top += s.values[i];
+    bottom += s.fulls[i];
+  }
+  const Interval interval = bootstrap_ratio_interval(s.values, s.fulls, seed);
+  return {bottom == 0.0 ? 0.0 : top / bottom, interval.low, interval.high};
 }
 
-int64_t count_outcome(const std::vector<std::vector<LandingMeasure>>& pairs, const std::string& kind,
-                      const std::string& target, const std::string& outcome) {
+double total_full(const std::vector<std::vector<LandingMeasure>>& pairs) {
+  double total = 0.0;
+  for (const auto& measures : pairs) {
+    for (const LandingMeasure& m : measures) total += m.kind == "full" ? m.value : 0.0;
+  }
+  return total;
+}
+
+bool passes(const report::Estimate& effect, double full) {
+  return full > 0.0 && effect.low > 0.0 && effect.value >= kRuleShare;
+}
+
+int64_t count_outcome(const std::vector<std::vector<LandingMeasure>>& pairs,
+                      const std::string& kind, const std::string& target,
+                      const std::string& outcome) {
   int64_t n = 0;
   for (const auto& measures : pairs) {
-    for (const LandingMeasure& m : measures) n += m.kind == kind && m.target == target && m.outcome == outcome ? 1 : 0;
+    for (const LandingMeasure& m : measures)
+      n += m.kind == kind && m.target == target && m.outcome == outcome ? 1 : 0;
   }
   return n;
 }
 
-double full_margin(const std::vector<std::vector<LandingMeasure>>& pairs) {
-  const auto full = values_by_target(pairs, "full");
-  return full.empty() ? 0.0 : mean(full.front().second);
-}
-
 }  // namespace
 
-std::vector<LandingMeasure> measure_events(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
-                                           const std::shared_ptr<kv::KvArena>& arena, const LandingOptions& options) {
+std::vector<LandingMeasure> measure_events(const TokenizedPair& pair,
+                                           const std::shared_ptr<kv::Engine>& engine,
+                                           const std::shared_ptr<kv::KvArena>& arena,
+                                           const LandingOptions& options) {
   auto [a, b] = sparse_sides(pair, engine, arena, options.base_mask);
   const Baseline base = baseline(pair, a, b);
   std::vector<Swap> swaps;
@@ -181,12 +223,15 @@ std::vector<LandingMeasure> measure_events(const TokenizedPair& pair, const std:
     if (e.retained) swaps.push_back({"event", e.id, e.id, 0, n_layer, 0, -1});
   }
   std::vector<LandingMeasure> measures = {base.full};
-  for (LandingMeasure& m : measure_swaps(pair, a, b, base.margin_a, base.margin_b, swaps)) measures.push_back(std::move(m));
+  for (LandingMeasure& m : measure_swaps(pair, a, b, base.margin_a, base.margin_b, swaps))
+    measures.push_back(std::move(m));
   return measures;
 }
 
-std::vector<LandingMeasure> measure_roots(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
-                                          const std::shared_ptr<kv::KvArena>& arena, const LandingOptions& options,
+std::vector<LandingMeasure> measure_roots(const TokenizedPair& pair,
+                                          const std::shared_ptr<kv::Engine>& engine,
+                                          const std::shared_ptr<kv::KvArena>& arena,
+                                          const LandingOptions& options,
                                           const std::vector<std::string>& roots) {
   if (roots.empty()) return {};
   const int64_t n_layer = engine->model().config().n_layer;
@@ -196,9 +241,11 @@ std::vector<LandingMeasure> measure_roots(const TokenizedPair& pair, const std::
   for (const std::string& root : roots) {
     for (Swap& s : layer_swaps(root, n_layer)) swaps.push_back(std::move(s));
     const auto n_tokens = static_cast<int32_t>(a.event(root).tokens.size());
-    for (Swap& s : token_swaps(root, n_tokens, options.token_window, n_layer)) swaps.push_back(std::move(s));
+    for (Swap& s : token_swaps(root, n_tokens, options.token_window, n_layer))
+      swaps.push_back(std::move(s));
   }
-  std::vector<LandingMeasure> measures = measure_swaps(pair, a, b, base.margin_a, base.margin_b, swaps);
+  std::vector<LandingMeasure> measures =
+      measure_swaps(pair, a, b, base.margin_a, base.margin_b, swaps);
   for (const auto& [from, to] : candidate_edges(pair, roots, options.max_edges)) {
     measures.push_back(measure_edge(pair, engine, arena, options, from, to, base.full.value));
   }
@@ -206,8 +253,9 @@ std::vector<LandingMeasure> measure_roots(const TokenizedPair& pair, const std::
 }
 
 LandingMeasure measure_edge(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
-                            const std::shared_ptr<kv::KvArena>& arena, const LandingOptions& options,
-                            const std::string& from, const std::string& to, double full) {
+                            const std::shared_ptr<kv::KvArena>& arena,
+                            const LandingOptions& options, const std::string& from,
+                            const std::string& to, double full) {
   kv::EdgeMask mask = options.base_mask;
   mask.remove(from, to);
   auto [a, b] = sparse_sides(pair, engine, arena, mask);
@@ -215,62 +263,86 @@ LandingMeasure measure_edge(const TokenizedPair& pair, const std::shared_ptr<kv:
   return {"edge", from + "->" + to, full - cut.full.value, cut.full.outcome};
 }
 
-std::vector<std::string> passing_targets(const std::vector<std::vector<LandingMeasure>>& pairs, const std::string& kind,
-                                         uint64_t seed) {
-  const double full = full_margin(pairs);
+std::vector<std::vector<LandingMeasure>> landing_measures_by_pair(
+    const std::vector<store::LandingRow>& rows) {
+  std::map<int64_t, std::vector<LandingMeasure>> by_pair;
+  for (const store::LandingRow& row : rows)
+    by_pair[row.pair_index].push_back({row.kind, row.target, row.value, row.outcome});
+  std::vector<std::vector<LandingMeasure>> out;
+  out.reserve(by_pair.size());
+  for (auto& [index, measures] : by_pair) out.push_back(std::move(measures));
+  return out;
+}
+
+std::vector<std::string> passing_targets(const std::vector<std::vector<LandingMeasure>>& pairs,
+                                         const std::string& kind, uint64_t seed) {
+  const double full = total_full(pairs);
   std::vector<std::string> out;
-  for (const auto& [target, values] : values_by_target(pairs, kind)) {
-    if (passes(estimate(values, seed), full)) out.push_back(target);
+  for (const Series& s : series_of(pairs, kind)) {
+    if (passes(share(s, seed), full)) out.push_back(s.target);
   }
   return out;
 }
 
 report::LandingMap summarize_landing(const std::string& model, const std::string& scenario,
                                      const std::vector<LandingEventInfo>& events,
-                                     const std::vector<std::vector<LandingMeasure>>& pairs, uint64_t seed) {
+                                     const std::vector<std::vector<LandingMeasure>>& pairs,
+                                     uint64_t seed) {
   report::LandingMap map;
   map.model = model;
   map.scenario = scenario;
-  const double full = full_margin(pairs);
-  const auto shifts = values_by_target(pairs, "event");
+  map.pairs = static_cast<int64_t>(pairs.size());
+  const double full = total_full(pairs);
+  std::vector<double> fulls;
+  for (const Series& s : series_of(pairs, "full")) fulls = s.values;
+  const Interval full_interval = bootstrap_mean_interval(fulls, seed);
+  map.full_margin = {mean(fulls), full_interval.low, full_interval.high};
+  const std::vector<Series> shifts = series_of(pairs, "event");
   std::string strongest;
-  double strongest_shift = 0.0;
+  double strongest_share = 0.0;
   for (const LandingEventInfo& info : events) {
     report::LandingEvent event{info.id, info.role, info.is_source, false, {}, 0, 0};
-    const auto it = std::find_if(shifts.begin(), shifts.end(), [&](const auto& s) { return s.first == info.id; });
+    const auto it = std::find_if(shifts.begin(), shifts.end(),
+                                 [&](const Series& s) { return s.target == info.id; });
     if (it != shifts.end()) {
-      event.shift = estimate(it->second, seed);
+      event.shift = share(*it, seed);
       event.is_root = passes(event.shift, full);
       event.aligned = count_outcome(pairs, "event", info.id, "aligned");
       event.anti = count_outcome(pairs, "event", info.id, "anti");
-      if (event.is_root && event.shift.value > strongest_shift) {
+      if (event.is_root && event.shift.value > strongest_share) {
         strongest = info.id;
-        strongest_shift = event.shift.value;
+        strongest_share = event.shift.value;
       }
     }
     map.events.push_back(event);
   }
-  for (const auto& [target, values] : values_by_target(pairs, "edge")) {
-    const size_t arrow = target.find("->");
-    const report::Estimate effect = estimate(values, seed);
-    map.edges.push_back({target.substr(0, arrow), target.substr(arrow + 2), passes(effect, full), effect});
+  for (const Series& s : series_of(pairs, "edge")) {
+    const size_t arrow = s.target.find("->");
+    const report::Estimate effect = share(s, seed);
+    map.edges.push_back(
+        {s.target.substr(0, arrow), s.target.substr(arrow + 2), passes(effect, full), effect});
   }
   if (strongest.empty()) return map;
   map.heat_event = strongest;
-  for (const auto& [target, values] : values_by_target(pairs, "layer")) {
-    if (target.rfind(strongest + ":", 0) == 0) map.layers.push_back({target.substr(strongest.size() + 1), estimate(values, seed)});
+  const std::string prefix = strongest + ":";
+  for (const Series& s : series_of(pairs, "layer")) {
+    if (s.target.rfind(prefix, 0) == 0)
+      map.layers.push_back({s.target.substr(prefix.size()), share(s, seed)});
   }
-  const auto info = std::find_if(events.begin(), events.end(), [&](const auto& e) { return e.id == strongest; });
+  const auto info =
+      std::find_if(events.begin(), events.end(), [&](const auto& e) { return e.id == strongest; });
   std::vector<double> per_token(info->pieces.size(), 0.0);
-  for (const auto& [target, values] : values_by_target(pairs, "token")) {
-    if (target.rfind(strongest + ":", 0) != 0) continue;
-    const std::string range = target.substr(strongest.size() + 1);
+  for (const Series& s : series_of(pairs, "token")) {
+    if (s.target.rfind(prefix, 0) != 0) continue;
+    const std::string range = s.target.substr(prefix.size());
     const size_t dash = range.find('-');
     const size_t begin = std::stoul(range.substr(0, dash));
-    const size_t end = std::min(per_token.size(), static_cast<size_t>(std::stoul(range.substr(dash + 1))));
-    for (size_t t = begin; t < end; ++t) per_token[t] = mean(values);
+    const size_t end =
+        std::min(per_token.size(), static_cast<size_t>(std::stoul(range.substr(dash + 1))));
+    for (size_t t = begin; t < end; ++t) per_token[t] = share(s, seed).value;
   }
-  for (size_t t = 0; t < per_token.size(); ++t) map.tokens.push_back({info->pieces[t], per_token[t]});
+  for (size_t t = 0; t < per_token.size(); ++t)
+    map.tokens.push_back({info->pieces[t], per_token[t]});
   return map;
 }
 

@@ -5,18 +5,19 @@
 //   margin(X) = s_X(A) - s_X(B), the log-probability gap of an X-served answer;
 //   full      = margin(A-served) - margin(B-served), the pair's margin.
 // Root test of event e, its rows swapped between the sides:
-//   shift(e)  = ([margin(B with e from A) - margin(B)] + [margin(A) - margin(A with e from B)]) / 2,
-//   the mean move toward the side the rows came from: 0 when e's rows are the
-//   same on both sides, `full` when they are all that differs.
+//   shift(e)  = ([margin(B with e from A) - margin(B)] + [margin(A) - margin(A with e from B)]) /
+//   2, the mean move toward the side the rows came from: 0 when e's rows are the same on both
+//   sides, `full` when they are all that differs.
 // Depth and token level: the same with only some layers, or one window of
 // e's tokens, swapped.
 // Reference edge X -> Y (tokens of X may not attend to Y while both sides
 // are computed): drop = full - (full computed without the edge).
 //
-// The rule (tested in landing_test.cc): over the pairs, an event is a ROOT
-// and an edge a REFERENCE EDGE when its mean shift (drop) has a 95% bootstrap
-// interval above zero and is at least a quarter of the mean full margin,
-// which itself must be positive.
+// Over many pairs each target is reported as its share of the full margin,
+// sum(shift) / sum(full), with a 95% bootstrap interval over the pairs. The
+// rule (tested in landing_test.cc): an event is a ROOT and an edge a
+// REFERENCE EDGE when its share's interval lies above zero and the share is
+// at least 25%, the pairs' summed full margin being positive.
 #pragma once
 
 #include <memory>
@@ -28,6 +29,7 @@
 #include "kv/engine.h"
 #include "probe/pairs.h"
 #include "report/report_data.h"
+#include "store/results_db.h"
 
 namespace eventkv::probe {
 
@@ -39,30 +41,39 @@ struct LandingOptions {
 
 // One measurement on one pair.
 struct LandingMeasure {
-  std::string kind;    // full | event | layer | token | edge
-  std::string target;  // "", event id, "id:L3", "id:first 8", "id:4-8", "X->Y"
-  double value = 0.0;  // margin, shift or drop
+  std::string kind;     // full | event | layer | token | edge
+  std::string target;   // "", event id, "id:L3", "id:first 8", "id:4-8", "X->Y"
+  double value = 0.0;   // margin, shift or drop
   std::string outcome;  // aligned | anti | unmoved | other (see stats.h)
 };
 
 // The full margin and every retained event's shift.
-std::vector<LandingMeasure> measure_events(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
-                                           const std::shared_ptr<kv::KvArena>& arena, const LandingOptions& options);
+std::vector<LandingMeasure> measure_events(const TokenizedPair& pair,
+                                           const std::shared_ptr<kv::Engine>& engine,
+                                           const std::shared_ptr<kv::KvArena>& arena,
+                                           const LandingOptions& options);
 
 // For the given roots: the layer profile, the token windows and the edges on
 // paths from the source to them (at most options.max_edges).
-std::vector<LandingMeasure> measure_roots(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
-                                          const std::shared_ptr<kv::KvArena>& arena, const LandingOptions& options,
+std::vector<LandingMeasure> measure_roots(const TokenizedPair& pair,
+                                          const std::shared_ptr<kv::Engine>& engine,
+                                          const std::shared_ptr<kv::KvArena>& arena,
+                                          const LandingOptions& options,
                                           const std::vector<std::string>& roots);
 
 // The drop of one edge: both sides recomputed without it (on top of the base mask).
 LandingMeasure measure_edge(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
-                            const std::shared_ptr<kv::KvArena>& arena, const LandingOptions& options,
-                            const std::string& from, const std::string& to, double full);
+                            const std::shared_ptr<kv::KvArena>& arena,
+                            const LandingOptions& options, const std::string& from,
+                            const std::string& to, double full);
 
 // Targets of `kind` ("event" or "edge") that pass the rule, over the pairs.
-std::vector<std::string> passing_targets(const std::vector<std::vector<LandingMeasure>>& pairs, const std::string& kind,
-                                         uint64_t seed);
+std::vector<std::string> passing_targets(const std::vector<std::vector<LandingMeasure>>& pairs,
+                                         const std::string& kind, uint64_t seed);
+
+// Stored landing rows grouped by pair, in pair order.
+std::vector<std::vector<LandingMeasure>> landing_measures_by_pair(
+    const std::vector<store::LandingRow>& rows);
 
 struct LandingEventInfo {
   std::string id;
@@ -73,6 +84,7 @@ struct LandingEventInfo {
 
 report::LandingMap summarize_landing(const std::string& model, const std::string& scenario,
                                      const std::vector<LandingEventInfo>& events,
-                                     const std::vector<std::vector<LandingMeasure>>& pairs, uint64_t seed);
+                                     const std::vector<std::vector<LandingMeasure>>& pairs,
+                                     uint64_t seed);
 
 }  // namespace eventkv::probe

@@ -18,7 +18,9 @@ uint64_t mix(uint64_t seed, int64_t index, int64_t salt) {
   return fnv1a64({reinterpret_cast<const uint8_t*>(words), sizeof(words)});
 }
 
-const std::string& pick(const std::vector<std::string>& options, Rng& rng) { return options[rng.below(options.size())]; }
+const std::string& pick(const std::vector<std::string>& options, Rng& rng) {
+  return options[rng.below(options.size())];
+}
 
 std::string random_integer(int digits, Rng& rng) {
   std::string text(1, static_cast<char>('0' + (digits > 1 ? 1 + rng.below(9) : rng.below(10))));
@@ -38,14 +40,16 @@ void draw_values(const Payload& payload, int64_t index, Rng& rng, DonorPair& pai
     candidates = payload.values;
   } else if (payload.type == PayloadType::kCategorical) {
     a = pick(payload.values, rng);
-    do b = pick(payload.values, rng); while (b == a);
+    do b = pick(payload.values, rng);
+    while (b == a);
     candidates = payload.values;
   } else {
     std::set<std::string> chosen;
     const auto draw = [&] {
       std::string value;
       do {
-        value = payload.type == PayloadType::kInteger ? random_integer(payload.digits, rng) : pick(payload.values, rng);
+        value = payload.type == PayloadType::kInteger ? random_integer(payload.digits, rng)
+                                                      : pick(payload.values, rng);
       } while (chosen.count(value) > 0);
       chosen.insert(value);
       return value;
@@ -56,11 +60,14 @@ void draw_values(const Payload& payload, int64_t index, Rng& rng, DonorPair& pai
     candidates.assign(chosen.begin(), chosen.end());
   }
   pair.candidates = candidates;
-  pair.value_a = static_cast<int>(std::find(candidates.begin(), candidates.end(), a) - candidates.begin());
-  pair.value_b = static_cast<int>(std::find(candidates.begin(), candidates.end(), b) - candidates.begin());
+  pair.value_a =
+      static_cast<int>(std::find(candidates.begin(), candidates.end(), a) - candidates.begin());
+  pair.value_b =
+      static_cast<int>(std::find(candidates.begin(), candidates.end(), b) - candidates.begin());
 }
 
-bool same_tokens_but(const std::vector<kv::EventTokens>& a, const std::vector<kv::EventTokens>& b, size_t source) {
+bool same_tokens_but(const std::vector<kv::EventTokens>& a, const std::vector<kv::EventTokens>& b,
+                     size_t source) {
   if (a.size() != b.size()) return false;
   for (size_t e = 0; e < a.size(); ++e) {
     if (a[e].tokens.size() != b[e].tokens.size()) return false;
@@ -96,7 +103,8 @@ DonorPair draw_pair(const Scenario& scenario, const Cell& cell, int64_t index, i
   const uint64_t carrier_draw = rng.next_u64();
   std::vector<size_t> filler_order(scenario.fillers.size());
   for (size_t i = 0; i < filler_order.size(); ++i) filler_order[i] = i;
-  for (size_t i = filler_order.size(); i > 1; --i) std::swap(filler_order[i - 1], filler_order[rng.below(i)]);
+  for (size_t i = filler_order.size(); i > 1; --i)
+    std::swap(filler_order[i - 1], filler_order[rng.below(i)]);
   const std::string& record = pick(scenario.record, rng);
   pair.question = fill_template(pick(scenario.question, rng), vars);
   pair.answer_prefix = fill_template(pick(scenario.answer_prefix, rng), vars);
@@ -112,13 +120,16 @@ DonorPair draw_pair(const Scenario& scenario, const Cell& cell, int64_t index, i
       if (c.id != cell.construction) continue;
       for (size_t r = 0; r < scenario.carrier_roles.size(); ++r) {
         const std::string id = r == 0 ? "carrier" : "carrier" + std::to_string(r + 1);
-        events.push_back({id, scenario.carrier_roles[r], fill_template(c.templates[carrier_draw % c.templates.size()], vars)});
+        events.push_back({id, scenario.carrier_roles[r],
+                          fill_template(c.templates[carrier_draw % c.templates.size()], vars)});
       }
     }
     for (int f = 0; f < cell.distance; ++f) {
       const FillerTurn& turn = scenario.fillers[filler_order[static_cast<size_t>(f)]];
-      events.push_back({"filler" + std::to_string(f + 1) + "-user", "user", fill_template(turn.user, vars)});
-      events.push_back({"filler" + std::to_string(f + 1) + "-assistant", "assistant", fill_template(turn.assistant, vars)});
+      events.push_back(
+          {"filler" + std::to_string(f + 1) + "-user", "user", fill_template(turn.user, vars)});
+      events.push_back({"filler" + std::to_string(f + 1) + "-assistant", "assistant",
+                        fill_template(turn.assistant, vars)});
     }
     (side_a ? pair.record_a : pair.record_b) = fill_template(record, side_vars);
   }
@@ -136,13 +147,18 @@ TokenizedPair tokenize_pair(const Scenario& scenario, const Cell& cell, int64_t 
     const auto source = std::find_if(pair.events_a.begin(), pair.events_a.end(),
                                      [](const kv::EventTokens& e) { return e.id == kSourceId; });
     pair.source_event = source - pair.events_a.begin();
-    if (!same_tokens_but(pair.events_a, pair.events_b, static_cast<size_t>(pair.source_event))) continue;
-    pair.record_a = {"record", "system", format.render_message(tok, {"system", pair.texts.record_a})};
-    pair.record_b = {"record", "system", format.render_message(tok, {"system", pair.texts.record_b})};
+    if (!same_tokens_but(pair.events_a, pair.events_b, static_cast<size_t>(pair.source_event)))
+      continue;
+    pair.record_a = {"record", "system",
+                     format.render_message(tok, {"system", pair.texts.record_a})};
+    pair.record_b = {"record", "system",
+                     format.render_message(tok, {"system", pair.texts.record_b})};
     if (pair.record_a.tokens.size() != pair.record_b.tokens.size()) continue;
     std::vector<std::string> answers;
-    for (const std::string& value : pair.texts.candidates) answers.push_back(fill_template(scenario.answer_format, {{"value", value}}));
-    pair.query = kv::render_query(format, tok, pair.texts.question, pair.texts.answer_prefix, answers);
+    for (const std::string& value : pair.texts.candidates)
+      answers.push_back(fill_template(scenario.answer_format, {{"value", value}}));
+    pair.query =
+        kv::render_query(format, tok, pair.texts.question, pair.texts.answer_prefix, answers);
     for (const auto& e : pair.events_a) {
       if (e.id.rfind("carrier", 0) == 0) pair.carriers.push_back(e.id);
     }

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "probe/conditions.h"
+#include "probe/landing.h"
 #include "probe/pairs.h"
 #include "util/error.h"
 #include "util/progress.h"
@@ -18,12 +21,14 @@ using nlohmann::json;
 std::vector<Cell> selected_cells(const Scenario& scenario, const std::vector<std::string>& wanted) {
   std::vector<Cell> cells;
   for (const Cell& cell : scenario_cells(scenario)) {
-    if (wanted.empty() || std::find(wanted.begin(), wanted.end(), cell.construction) != wanted.end()) {
+    if (wanted.empty() ||
+        std::find(wanted.begin(), wanted.end(), cell.construction) != wanted.end()) {
       cells.push_back(cell);
     }
   }
   for (const std::string& id : wanted) {
-    if (std::none_of(cells.begin(), cells.end(), [&](const Cell& c) { return c.construction == id; })) {
+    if (std::none_of(cells.begin(), cells.end(),
+                     [&](const Cell& c) { return c.construction == id; })) {
       fail("scenario '", scenario.name, "' has no construction '", id, "'");
     }
   }
@@ -32,11 +37,13 @@ std::vector<Cell> selected_cells(const Scenario& scenario, const std::vector<std
 
 json events_json(const std::vector<kv::Event>& events) {
   json out = json::array();
-  for (const kv::Event& e : events) out.push_back({{"id", e.id}, {"role", e.role}, {"content", e.content}});
+  for (const kv::Event& e : events)
+    out.push_back({{"id", e.id}, {"role", e.role}, {"content", e.content}});
   return out;
 }
 
-store::PairRecord pair_record(const TokenizedPair& pair, const Cell& cell, const PairScores& scores) {
+store::PairRecord pair_record(const TokenizedPair& pair, const Cell& cell,
+                              const PairScores& scores) {
   store::PairRecord record;
   record.pair_index = pair.texts.index;
   record.construction = cell.construction;
@@ -44,10 +51,11 @@ store::PairRecord pair_record(const TokenizedPair& pair, const Cell& cell, const
   record.value_a = pair.texts.value_a;
   record.value_b = pair.texts.value_b;
   record.candidates = pair.texts.candidates;
-  record.texts_json = json{{"a", events_json(pair.texts.events_a)}, {"b", events_json(pair.texts.events_b)},
-                           {"record_a", pair.texts.record_a},        {"record_b", pair.texts.record_b},
-                           {"question", pair.texts.question},        {"answer_prefix", pair.texts.answer_prefix}}
-                          .dump();
+  record.texts_json =
+      json{{"a", events_json(pair.texts.events_a)}, {"b", events_json(pair.texts.events_b)},
+           {"record_a", pair.texts.record_a},       {"record_b", pair.texts.record_b},
+           {"question", pair.texts.question},       {"answer_prefix", pair.texts.answer_prefix}}
+          .dump();
   for (const auto& e : pair.events_a) record.n_tokens += static_cast<int64_t>(e.tokens.size());
   record.rejected = pair.rejected;
   for (const ConditionScores& c : scores.conditions) {
@@ -56,8 +64,8 @@ store::PairRecord pair_record(const TokenizedPair& pair, const Cell& cell, const
   return record;
 }
 
-store::RunRecord run_record(const kv::Engine& engine, const std::string& model_path, const Scenario& scenario,
-                            const RunOptions& options, int n_pairs) {
+store::RunRecord run_record(const kv::Engine& engine, const std::string& model_path,
+                            const Scenario& scenario, const RunOptions& options, int n_pairs) {
   store::RunRecord run;
   const std::string& name = engine.model().config().name;
   run.model_name = name.empty() ? model_path : name;
@@ -82,8 +90,10 @@ store::RunRecord run_record(const kv::Engine& engine, const std::string& model_p
 RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::string& model_path,
                         const Scenario& scenario, store::ResultsDb& db, const RunOptions& options,
                         const std::atomic<bool>& interrupted) {
-  if (options.shard_count < 1 || options.shard_index < 0 || options.shard_index >= options.shard_count) {
-    fail("shard ", options.shard_index, "/", options.shard_count, " is not of the form K/N with 0 <= K < N");
+  if (options.shard_count < 1 || options.shard_index < 0 ||
+      options.shard_index >= options.shard_count) {
+    fail("shard ", options.shard_index, "/", options.shard_count,
+         " is not of the form K/N with 0 <= K < N");
   }
   const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(engine->model().file());
   const std::vector<Cell> cells = selected_cells(scenario, options.constructions);
@@ -92,22 +102,28 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
   const store::RunRecord record = run_record(*engine, model_path, scenario, options, n_pairs);
   outcome.run_id = db.open_run(record, options.resume);
   const auto stored = db.stored_pairs(outcome.run_id);
-  auto arena = std::make_shared<kv::KvArena>(engine->model().config(), options.kv_cells, compute::KvType::kF32);
+  auto arena = std::make_shared<kv::KvArena>(engine->model().config(), options.kv_cells,
+                                             compute::KvType::kF32);
   int64_t total = 0;
-  for (int i = options.shard_index; i < n_pairs; i += options.shard_count) total += static_cast<int64_t>(cells.size());
+  for (int i = options.shard_index; i < n_pairs; i += options.shard_count)
+    total += static_cast<int64_t>(cells.size());
   Progress progress(scenario.name + " / " + record.model_name, total, "pairs");
   const auto start = std::chrono::steady_clock::now();
   int64_t done = 0;
-  for (int index = options.shard_index; index < n_pairs && !interrupted; index += options.shard_count) {
+  for (int index = options.shard_index; index < n_pairs && !interrupted;
+       index += options.shard_count) {
     for (const Cell& cell : cells) {
       if (interrupted) break;
       if (stored.count({index, cell.construction, cell.distance}) == 0) {
-        const TokenizedPair pair = tokenize_pair(scenario, cell, index, format, engine->model().tokenizer());
+        const TokenizedPair pair =
+            tokenize_pair(scenario, cell, index, format, engine->model().tokenizer());
         const PairScores scores = run_conditions(pair, engine, arena);
         if (!scores.local_identical) {
           outcome.invalid = true;
-          std::fprintf(stderr, "\neventkv: error: %s pair %d: sparse-local served different scores to A and B\n",
-                       scenario.name.c_str(), index);
+          std::fprintf(
+              stderr,
+              "\neventkv: error: %s pair %d: sparse-local served different scores to A and B\n",
+              scenario.name.c_str(), index);
         }
         db.store_pair(outcome.run_id, pair_record(pair, cell, scores));
         ++outcome.pairs_computed;
@@ -118,8 +134,98 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
   progress.finish();
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   outcome.interrupted = interrupted;
-  db.finish_run(outcome.run_id, outcome.invalid ? "invalid" : outcome.interrupted ? "interrupted" : "complete",
+  db.finish_run(outcome.run_id,
+                outcome.invalid       ? "invalid"
+                : outcome.interrupted ? "interrupted"
+                                      : "complete",
                 outcome.seconds);
+  return outcome;
+}
+
+namespace {
+
+json landing_events(const TokenizedPair& pair, const tokenizer::Tokenizer& tok) {
+  json out = json::array();
+  for (const kv::EventTokens& e : pair.events_a) {
+    json pieces = json::array();
+    for (const int32_t token : e.tokens) pieces.push_back(tok.token_text(token));
+    out.push_back(
+        {{"id", e.id}, {"role", e.role}, {"is_source", e.id == kSourceId}, {"pieces", pieces}});
+  }
+  return out;
+}
+
+std::vector<store::LandingRow> landing_rows(int64_t pair_index, int stage,
+                                            const std::vector<LandingMeasure>& measures) {
+  std::vector<store::LandingRow> rows;
+  rows.reserve(measures.size());
+  for (const LandingMeasure& m : measures)
+    rows.push_back({pair_index, stage, m.kind, m.target, m.value, m.outcome});
+  return rows;
+}
+
+}  // namespace
+
+RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario& scenario,
+                       store::ResultsDb& db, const LandingRunOptions& options,
+                       const std::atomic<bool>& interrupted) {
+  const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(engine->model().file());
+  const tokenizer::Tokenizer& tok = engine->model().tokenizer();
+  Cell cell = scenario_cells(scenario).front();
+  if (!options.construction.empty())
+    cell.construction = selected_cells(scenario, {options.construction}).front().construction;
+  if (options.distance >= 0) {
+    if (std::find(scenario.distances.begin(), scenario.distances.end(), options.distance) ==
+        scenario.distances.end()) {
+      fail("scenario '", scenario.name, "' has no distance ", options.distance);
+    }
+    cell.distance = options.distance;
+  }
+  store::LandingRunRecord record;
+  record.model_name = engine->model().config().name;
+  record.model_fingerprint = str_cat(std::hex, engine->model().fingerprint());
+  record.scenario_name = scenario.name;
+  record.scenario_hash = scenario.hash;
+  record.construction = cell.construction;
+  record.distance = cell.distance;
+  record.seed = scenario.seed;
+  record.n_pairs = options.pairs;
+  record.git_version = options.git_version;
+  record.events_json = landing_events(tokenize_pair(scenario, cell, 0, format, tok), tok).dump();
+  RunOutcome outcome;
+  outcome.run_id = db.open_landing(record, options.resume);
+  auto arena = std::make_shared<kv::KvArena>(engine->model().config(), options.kv_cells,
+                                             compute::KvType::kF32);
+  LandingOptions landing;
+  landing.max_edges = options.max_edges;
+  landing.token_window = options.token_window;
+  const auto start = std::chrono::steady_clock::now();
+  for (const int stage : {1, 2}) {
+    const std::set<int64_t> stored = db.stored_landing_pairs(outcome.run_id, stage);
+    const std::vector<std::string> roots =
+        stage == 1 ? std::vector<std::string>{}
+                   : passing_targets(landing_measures_by_pair(db.landing_rows(outcome.run_id)),
+                                     "event", scenario.seed);
+    if (stage == 2 && roots.empty()) break;
+    Progress progress(scenario.name + " landing " + (stage == 1 ? "roots" : "depth, tokens, edges"),
+                      options.pairs, "pairs");
+    for (int index = 0; index < options.pairs && !interrupted; ++index) {
+      if (stored.count(index) == 0) {
+        const TokenizedPair pair = tokenize_pair(scenario, cell, index, format, tok);
+        const std::vector<LandingMeasure> measures =
+            stage == 1 ? measure_events(pair, engine, arena, landing)
+                       : measure_roots(pair, engine, arena, landing, roots);
+        db.store_landing(outcome.run_id, landing_rows(index, stage, measures));
+        ++outcome.pairs_computed;
+      }
+      progress.update(index + 1);
+    }
+    progress.finish();
+  }
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  outcome.interrupted = interrupted;
+  db.finish_landing(outcome.run_id, outcome.interrupted ? "interrupted" : "complete",
+                    outcome.seconds);
   return outcome;
 }
 

@@ -16,7 +16,7 @@
 namespace eventkv::probe {
 
 struct RunOptions {
-  int pairs = 0;  // 0: the scenario's count
+  int pairs = 0;                           // 0: the scenario's count
   std::vector<std::string> constructions;  // empty: every construction
   int shard_index = 0;
   int shard_count = 1;
@@ -37,5 +37,23 @@ struct RunOutcome {
 RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::string& model_path,
                         const Scenario& scenario, store::ResultsDb& db, const RunOptions& options,
                         const std::atomic<bool>& interrupted);
+
+struct LandingRunOptions {
+  int pairs = 30;
+  std::string construction;  // "" : the scenario's first
+  int distance = -1;         // -1: the scenario's first
+  int max_edges = 8;
+  int token_window = 4;
+  bool resume = false;
+  int64_t kv_cells = 8192;
+  std::string git_version = "unknown";
+};
+
+// The landing analysis of one cell (probe/landing.h) into the results
+// database: every pair's full margin and event shifts, then, for the roots
+// those decide, every pair's layer profile, token windows and edges.
+RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario& scenario,
+                       store::ResultsDb& db, const LandingRunOptions& options,
+                       const std::atomic<bool>& interrupted);
 
 }  // namespace eventkv::probe

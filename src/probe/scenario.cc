@@ -52,10 +52,12 @@ class Fields {
     }
     const json& value = object_[key];
     if (value.is_string()) return {value.get<std::string>()};
-    if (!value.is_array() || value.empty()) problem(key, "must be a string or a non-empty list of strings");
+    if (!value.is_array() || value.empty())
+      problem(key, "must be a string or a non-empty list of strings");
     std::vector<std::string> out;
     for (size_t i = 0; i < value.size(); ++i) {
-      if (!value[i].is_string()) problem(std::string(key) + "/" + std::to_string(i), "must be a string");
+      if (!value[i].is_string())
+        problem(std::string(key) + "/" + std::to_string(i), "must be a string");
       out.push_back(value[i].get<std::string>());
     }
     return out;
@@ -89,7 +91,9 @@ std::set<std::string> placeholders(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '{') continue;
     size_t j = i + 1;
-    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) != 0 || text[j] == '_')) ++j;
+    while (j < text.size() &&
+           (std::isalnum(static_cast<unsigned char>(text[j])) != 0 || text[j] == '_'))
+      ++j;
     if (j < text.size() && text[j] == '}' && j > i + 1) names.insert(text.substr(i + 1, j - i - 1));
   }
   return names;
@@ -97,18 +101,22 @@ std::set<std::string> placeholders(const std::string& text) {
 
 // Every placeholder must be a variable, or {value} where `value_rule` allows
 // it ("required", "allowed", "forbidden").
-void check_templates(const Fields& fields, const char* key, const std::vector<std::string>& templates,
-                     const std::map<std::string, std::vector<std::string>>& variables, const std::string& value_rule) {
+void check_templates(const Fields& fields, const char* key,
+                     const std::vector<std::string>& templates,
+                     const std::map<std::string, std::vector<std::string>>& variables,
+                     const std::string& value_rule) {
   for (size_t i = 0; i < templates.size(); ++i) {
     const std::set<std::string> used = placeholders(templates[i]);
     const std::string at = std::string(key) + (templates.size() > 1 ? "/" + std::to_string(i) : "");
     for (const std::string& name : used) {
       if (name == "value") continue;
-      if (variables.count(name) == 0) fields.problem(at, "uses {" + name + "}, which is not a variable");
+      if (variables.count(name) == 0)
+        fields.problem(at, "uses {" + name + "}, which is not a variable");
     }
     const bool has_value = used.count("value") > 0;
     if (value_rule == "required" && !has_value) fields.problem(at, "must contain {value}");
-    if (value_rule == "forbidden" && has_value) fields.problem(at, "must not state the value ({value})");
+    if (value_rule == "forbidden" && has_value)
+      fields.problem(at, "must not state the value ({value})");
   }
 }
 
@@ -134,11 +142,13 @@ Payload parse_payload(const Fields& f) {
     payload.values = p.texts("values", true);
     const std::set<std::string> distinct(payload.values.begin(), payload.values.end());
     if (distinct.size() != payload.values.size()) p.problem("values", "must be distinct");
-    if (payload.type == PayloadType::kBinary && payload.values.size() != 2) p.problem("values", "binary needs exactly 2");
+    if (payload.type == PayloadType::kBinary && payload.values.size() != 2)
+      p.problem("values", "binary needs exactly 2");
     if (payload.values.size() < 2) p.problem("values", "needs at least 2");
   }
   payload.distractors = static_cast<int>(p.integer("distractors", 2, 0, 8));
-  if (payload.type == PayloadType::kName && payload.values.size() < static_cast<size_t>(2 + payload.distractors)) {
+  if (payload.type == PayloadType::kName &&
+      payload.values.size() < 2 + static_cast<size_t>(payload.distractors)) {
     p.problem("values", "needs at least 2 + distractors names");
   }
   return payload;
@@ -153,8 +163,11 @@ std::vector<Construction> parse_constructions(const Fields& f) {
   for (size_t i = 0; i < list.size(); ++i) {
     const Fields c(list[i], f.pointer("constructions") + "/" + std::to_string(i), f.file());
     c.allow_only({"id", "templates", "text"});
-    Construction construction{c.text("id", "", true), c.has("templates") ? c.texts("templates", true) : c.texts("text", true)};
-    if (!ids.insert(construction.id).second) c.problem("id", "duplicate construction id '" + construction.id + "'");
+    Construction construction{c.text("id", "", true), c.has("templates")
+                                                          ? c.texts("templates", true)
+                                                          : c.texts("text", true)};
+    if (!ids.insert(construction.id).second)
+      c.problem("id", "duplicate construction id '" + construction.id + "'");
     out.push_back(construction);
   }
   return out;
@@ -186,8 +199,8 @@ std::map<std::string, std::vector<std::string>> parse_variables(const Fields& f)
 
 Scenario parse_fields(const json& doc, const std::string& file) {
   const Fields f(doc, "", file);
-  f.allow_only({"name", "finding", "suite", "system", "variables", "payload", "source", "carriers", "constructions",
-                "fillers", "distances", "record", "query", "pairs", "seed"});
+  f.allow_only({"name", "finding", "suite", "system", "variables", "payload", "source", "carriers",
+                "constructions", "fillers", "distances", "record", "query", "pairs", "seed"});
   Scenario s;
   s.name = f.text("name", "", true);
   s.finding = f.text("finding");
@@ -202,20 +215,24 @@ Scenario parse_fields(const json& doc, const std::string& file) {
   s.constructions = parse_constructions(f);
   s.carrier_roles = f.texts("carriers", false);
   if (s.carrier_roles.empty() && !s.constructions.empty()) s.carrier_roles = {"assistant"};
-  if (!s.carrier_roles.empty() && s.constructions.empty()) f.problem("constructions", "carriers need constructions");
+  if (!s.carrier_roles.empty() && s.constructions.empty())
+    f.problem("constructions", "carriers need constructions");
   s.fillers = parse_fillers(f);
   if (f.has("distances")) {
     const json& list = f.at("distances");
-    if (!list.is_array() || list.empty()) f.problem("distances", "must be a non-empty list of integers");
+    if (!list.is_array() || list.empty())
+      f.problem("distances", "must be a non-empty list of integers");
     for (const json& d : list) {
-      if (!d.is_number_integer() || d.get<int>() < 0 || d.get<int>() > 64) f.problem("distances", "entries must be integers in [0, 64]");
+      if (!d.is_number_integer() || d.get<int>() < 0 || d.get<int>() > 64)
+        f.problem("distances", "entries must be integers in [0, 64]");
       s.distances.push_back(d.get<int>());
     }
   } else {
     s.distances = {static_cast<int>(std::min<size_t>(s.fillers.size(), 2))};
   }
   for (const int d : s.distances) {
-    if (static_cast<size_t>(d) > s.fillers.size()) f.problem("distances", "a distance exceeds the number of filler turns");
+    if (static_cast<size_t>(d) > s.fillers.size())
+      f.problem("distances", "a distance exceeds the number of filler turns");
   }
   s.record = f.texts("record", true);
   const Fields q(f.at("query"), f.pointer("query"), file);
@@ -228,8 +245,10 @@ Scenario parse_fields(const json& doc, const std::string& file) {
   s.seed = static_cast<uint64_t>(f.integer("seed", 1, 0, INT64_MAX));
   check_templates(f, "system", s.system, s.variables, "forbidden");
   check_templates(source, "templates", s.source, s.variables, "required");
-  for (const Construction& c : s.constructions) check_templates(f, "constructions", c.templates, s.variables, "forbidden");
-  for (const FillerTurn& t : s.fillers) check_templates(f, "fillers", {t.user, t.assistant}, s.variables, "forbidden");
+  for (const Construction& c : s.constructions)
+    check_templates(f, "constructions", c.templates, s.variables, "forbidden");
+  for (const FillerTurn& t : s.fillers)
+    check_templates(f, "fillers", {t.user, t.assistant}, s.variables, "forbidden");
   check_templates(f, "record", s.record, s.variables, "required");
   check_templates(q, "question", s.question, s.variables, "forbidden");
   check_templates(q, "answer_prefix", s.answer_prefix, s.variables, "forbidden");
@@ -243,20 +262,27 @@ Scenario parse_fields(const json& doc, const std::string& file) {
 
 std::string Payload::label() const {
   switch (type) {
-    case PayloadType::kBinary: return "binary";
-    case PayloadType::kCategorical: return "categorical";
-    case PayloadType::kInteger: return "integer-" + std::to_string(digits);
-    case PayloadType::kName: return "name";
+    case PayloadType::kBinary:
+      return "binary";
+    case PayloadType::kCategorical:
+      return "categorical";
+    case PayloadType::kInteger:
+      return "integer-" + std::to_string(digits);
+    case PayloadType::kName:
+      return "name";
   }
   return "?";
 }
 
-std::string fill_template(const std::string& text, const std::map<std::string, std::string>& values) {
+std::string fill_template(const std::string& text,
+                          const std::map<std::string, std::string>& values) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
     size_t j = i + 1;
-    while (text[i] == '{' && j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) != 0 || text[j] == '_')) ++j;
+    while (text[i] == '{' && j < text.size() &&
+           (std::isalnum(static_cast<unsigned char>(text[j])) != 0 || text[j] == '_'))
+      ++j;
     if (text[i] != '{' || j == i + 1 || j >= text.size() || text[j] != '}') {
       out += text[i++];
       continue;
@@ -282,11 +308,13 @@ Scenario parse_scenario(const std::string& text, const std::string& name_for_err
       line += text[i] == '\n' ? 1 : 0;
     }
     const std::string message = e.what();
-    fail(name_for_errors, ":", line, ":", column, ": invalid JSON: ", message.substr(message.find("]") + 2));
+    fail(name_for_errors, ":", line, ":", column,
+         ": invalid JSON: ", message.substr(message.find(']') + 2));
   }
   Scenario scenario = parse_fields(doc, name_for_errors);
   const std::string canonical = doc.dump();
-  scenario.hash = str_cat(std::hex, fnv1a64({reinterpret_cast<const uint8_t*>(canonical.data()), canonical.size()}));
+  scenario.hash = str_cat(
+      std::hex, fnv1a64({reinterpret_cast<const uint8_t*>(canonical.data()), canonical.size()}));
   return scenario;
 }
 

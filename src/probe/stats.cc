@@ -29,6 +29,19 @@ Outcome classify(int predicted_a, int predicted_b, int value_a, int value_b) {
   return Outcome::kOther;
 }
 
+namespace {
+
+// The 2.5th and 97.5th percentiles of the draws.
+Interval percentile_interval(std::vector<double>& draws) {
+  std::sort(draws.begin(), draws.end());
+  const auto at = [&](double q) {
+    return draws[static_cast<size_t>(std::floor(q * static_cast<double>(draws.size() - 1)))];
+  };
+  return {at(0.025), at(0.975)};
+}
+
+}  // namespace
+
 Interval wilson_interval(int64_t k, int64_t n, double z) {
   if (n <= 0 || k < 0 || k > n)
     fail("wilson_interval: need 0 <= k <= n and n > 0, got k=", k, ", n=", n);
@@ -64,6 +77,29 @@ double mean(const std::vector<double>& values) {
   return total / static_cast<double>(values.size());
 }
 
+Interval bootstrap_ratio_interval(const std::vector<double>& numerators,
+                                  const std::vector<double>& denominators, uint64_t seed,
+                                  int resamples) {
+  if (numerators.size() != denominators.size()) {
+    fail("bootstrap_ratio_interval: ", numerators.size(), " numerators, ", denominators.size(),
+         " denominators");
+  }
+  if (numerators.empty()) return {0.0, 0.0};
+  Rng rng(seed);
+  std::vector<double> ratios(static_cast<size_t>(resamples));
+  for (double& ratio : ratios) {
+    double top = 0.0;
+    double bottom = 0.0;
+    for (size_t i = 0; i < numerators.size(); ++i) {
+      const size_t pick = rng.below(numerators.size());
+      top += numerators[pick];
+      bottom += denominators[pick];
+    }
+    ratio = bottom == 0.0 ? 0.0 : top / bottom;
+  }
+  return percentile_interval(ratios);
+}
+
 Interval bootstrap_mean_interval(const std::vector<double>& values, uint64_t seed, int resamples) {
   if (values.empty()) return {0.0, 0.0};
   Rng rng(seed);
@@ -73,12 +109,7 @@ Interval bootstrap_mean_interval(const std::vector<double>& values, uint64_t see
     for (size_t i = 0; i < values.size(); ++i) total += values[rng.below(values.size())];
     m = total / static_cast<double>(values.size());
   }
-  std::sort(means.begin(), means.end());
-  const auto at = [&](double q) {
-    const auto index = static_cast<size_t>(std::floor(q * static_cast<double>(resamples - 1)));
-    return means[index];
-  };
-  return {at(0.025), at(0.975)};
+  return percentile_interval(means);
 }
 
 }  // namespace eventkv::probe

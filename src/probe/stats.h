@@ -34,4 +34,10 @@ Interval bootstrap_mean_interval(const std::vector<double>& values, uint64_t see
 
 double mean(const std::vector<double>& values);
 
+// Percentile bootstrap interval (95%, seeded) of sum(numerators) /
+// sum(denominators) over paired values, resampling the pairs.
+Interval bootstrap_ratio_interval(const std::vector<double>& numerators,
+                                  const std::vector<double>& denominators, uint64_t seed,
+                                  int resamples = 2000);
+
 }  // namespace eventkv::probe

@@ -1,9 +1,13 @@
 #include "probe/summary.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "probe/conditions.h"
+#include "probe/landing.h"
 #include "probe/stats.h"
 #include "store/results_db.h"
 
@@ -14,7 +18,8 @@ int argmax(const std::vector<double>& values) {
   return static_cast<int>(std::max_element(values.begin(), values.end()) - values.begin());
 }
 
-report::ConditionResult summarize_condition(std::string_view condition, const std::vector<const store::PairRecord*>& pairs,
+report::ConditionResult summarize_condition(std::string_view condition,
+                                            const std::vector<const store::PairRecord*>& pairs,
                                             uint64_t seed) {
   report::ConditionResult result;
   result.condition = condition;
@@ -29,10 +34,18 @@ report::ConditionResult summarize_condition(std::string_view condition, const st
     const int pa = argmax(a);
     const int pb = argmax(b);
     switch (classify(pa, pb, pair->value_a, pair->value_b)) {
-      case Outcome::kAligned: ++result.aligned; break;
-      case Outcome::kAnti: ++result.anti; break;
-      case Outcome::kUnmoved: ++result.unmoved; break;
-      case Outcome::kOther: ++result.other; break;
+      case Outcome::kAligned:
+        ++result.aligned;
+        break;
+      case Outcome::kAnti:
+        ++result.anti;
+        break;
+      case Outcome::kUnmoved:
+        ++result.unmoved;
+        break;
+      case Outcome::kOther:
+        ++result.other;
+        break;
     }
     correct_sides += (pa == pair->value_a ? 1 : 0) + (pb == pair->value_b ? 1 : 0);
     const auto va = static_cast<size_t>(pair->value_a);
@@ -41,14 +54,16 @@ report::ConditionResult summarize_condition(std::string_view condition, const st
   }
   if (result.pairs == 0) return result;
   const Interval recovery = wilson_interval(result.aligned, result.pairs);
-  result.recovery = {static_cast<double>(result.aligned) / static_cast<double>(result.pairs), recovery.low, recovery.high};
+  result.recovery = {static_cast<double>(result.aligned) / static_cast<double>(result.pairs),
+                     recovery.low, recovery.high};
   result.sign_test_p = sign_test_p(result.aligned, result.aligned + result.anti);
   const Interval margin = bootstrap_mean_interval(margins, seed);
   result.margin = {mean(margins), margin.low, margin.high};
   if (condition == "visible" || condition == "record") {
     const Interval accuracy = wilson_interval(correct_sides, 2 * result.pairs);
-    result.accuracy = report::Estimate{static_cast<double>(correct_sides) / static_cast<double>(2 * result.pairs),
-                                       accuracy.low, accuracy.high};
+    result.accuracy =
+        report::Estimate{static_cast<double>(correct_sides) / static_cast<double>(2 * result.pairs),
+                         accuracy.low, accuracy.high};
   }
   return result;
 }
@@ -56,14 +71,17 @@ report::ConditionResult summarize_condition(std::string_view condition, const st
 }  // namespace
 
 report::RunInfo run_info(const store::RunRecord& run) {
-  return {run.model_name, run.model_fingerprint, run.scenario_name, run.scenario_hash, run.git_version,
-          run.seed,       run.n_pairs,           run.threads,       run.started_at,    run.finished_at,
-          run.wall_seconds, run.status};
+  return {run.model_name,    run.model_fingerprint, run.scenario_name,
+          run.scenario_hash, run.git_version,       run.seed,
+          run.n_pairs,       run.threads,           run.started_at,
+          run.finished_at,   run.wall_seconds,      run.status};
 }
 
-std::vector<report::CellResult> summarize_run(const store::RunRecord& run, const std::vector<store::PairRecord>& pairs) {
+std::vector<report::CellResult> summarize_run(const store::RunRecord& run,
+                                              const std::vector<store::PairRecord>& pairs) {
   std::map<std::pair<std::string, int>, std::vector<const store::PairRecord*>> by_cell;
-  for (const store::PairRecord& pair : pairs) by_cell[{pair.construction, pair.distance}].push_back(&pair);
+  for (const store::PairRecord& pair : pairs)
+    by_cell[{pair.construction, pair.distance}].push_back(&pair);
   std::vector<report::CellResult> cells;
   for (const auto& [key, cell_pairs] : by_cell) {
     report::CellResult cell;
@@ -93,12 +111,14 @@ report::ReportData collect_report(store::ResultsDb& db) {
   // repeated run) contributes pairs, the newer one winning a pair both hold.
   const std::vector<store::RunRecord> runs = db.runs();
   std::map<std::pair<std::string, std::string>, const store::RunRecord*> newest;
-  for (const store::RunRecord& run : runs) newest[{run.model_fingerprint, run.scenario_hash}] = &run;
+  for (const store::RunRecord& run : runs)
+    newest[{run.model_fingerprint, run.scenario_hash}] = &run;
   for (const auto& [key, latest] : newest) {
     std::map<std::tuple<int64_t, std::string, int>, store::PairRecord> pairs;
     for (const store::RunRecord& run : runs) {
-      if (run.model_fingerprint != latest->model_fingerprint || run.scenario_hash != latest->scenario_hash ||
-          run.seed != latest->seed || run.n_pairs != latest->n_pairs) {
+      if (run.model_fingerprint != latest->model_fingerprint ||
+          run.scenario_hash != latest->scenario_hash || run.seed != latest->seed ||
+          run.n_pairs != latest->n_pairs) {
         continue;
       }
       data.runs.push_back(run_info(run));
@@ -107,9 +127,28 @@ report::ReportData collect_report(store::ResultsDb& db) {
       }
     }
     std::vector<store::PairRecord> merged;
+    merged.reserve(pairs.size());
     for (auto& [pair_key, pair] : pairs) merged.push_back(std::move(pair));
     if (merged.empty()) continue;
-    for (report::CellResult& cell : summarize_run(*latest, merged)) data.cells.push_back(std::move(cell));
+    for (report::CellResult& cell : summarize_run(*latest, merged))
+      data.cells.push_back(std::move(cell));
+  }
+  // Landing maps: the newest complete analysis per (model, scenario, cell).
+  std::map<std::tuple<std::string, std::string, std::string, int>, store::LandingRunRecord>
+      landings;
+  for (const store::LandingRunRecord& run : db.landing_runs()) {
+    if (run.status == "complete")
+      landings[{run.model_fingerprint, run.scenario_hash, run.construction, run.distance}] = run;
+  }
+  for (const auto& [key, run] : landings) {
+    std::vector<LandingEventInfo> events;
+    for (const auto& e : nlohmann::json::parse(run.events_json)) {
+      events.push_back(
+          {e["id"], e["role"], e["is_source"], e["pieces"].get<std::vector<std::string>>()});
+    }
+    data.landing.push_back(
+        summarize_landing(run.model_name, run.scenario_name + " / " + run.construction, events,
+                          landing_measures_by_pair(db.landing_rows(run.id)), run.seed));
   }
   return data;
 }

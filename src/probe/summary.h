@@ -12,7 +12,8 @@
 namespace eventkv::probe {
 
 // One CellResult per (construction, distance) of the run, in a stable order.
-std::vector<report::CellResult> summarize_run(const store::RunRecord& run, const std::vector<store::PairRecord>& pairs);
+std::vector<report::CellResult> summarize_run(const store::RunRecord& run,
+                                              const std::vector<store::PairRecord>& pairs);
 
 report::RunInfo run_info(const store::RunRecord& run);
 

@@ -37,11 +37,13 @@ const std::string_view kHowToReadLanding =
     "is a "
     "retained event whose own rows carry the value: transplanting only its rows from the A run "
     "into the B "
-    "run moves answers toward A (the shift, with its 95% interval). An arc joins an event to an "
+    "run moves answers toward A (the shift: its share of the pairs' margin, with its 95% "
+    "interval). An arc joins an event to an "
     "earlier "
     "event it attended to when its rows were computed, with the arrow showing where the "
     "information flows; "
-    "its width is the drop in recovery when that edge is masked. Reference edges, through which "
+    "its width is the share of the margin lost when that edge is masked. Reference edges, through "
+    "which "
     "the value "
     "reached a root, are drawn in vermillion with their effect. The layer profile repeats the "
     "transplant "
@@ -124,7 +126,11 @@ std::string landing_sentence(const LandingMap& map) {
     edges += (edges.empty() ? "" : ", ") + edge.from + " → " + edge.to + " (" +
              format_estimate(edge.effect) + ")";
   }
-  return "Roots: " + (roots.empty() ? "none" : roots) +
+  const std::string margin =
+      "Over " + std::to_string(map.pairs) + " pairs the sparse-global margin was " +
+      format_margin(map.full_margin) +
+      (map.full_margin.low > 0.0 ? "" : ", not reliably above zero: shares of it are noise") + ". ";
+  return margin + "Roots: " + (roots.empty() ? "none" : roots) +
          ". Reference edges: " + (edges.empty() ? "none" : edges) + ".";
 }
 

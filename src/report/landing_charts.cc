@@ -203,7 +203,7 @@ std::string token_heat_chart(const LandingMap& map) {
   const ChartHeading heading = {
       "Token heat · " + map.heat_event + " · " + map.model + " · " + map.scenario,
       {"each row of " + map.heat_event +
-       " transplanted alone: share of pairs moved toward A (· is a space)"},
+       " swapped alone: share of the pairs' margin moved toward the donor (· is a space)"},
       ""};
   const double legend_top = heading_height(heading);
   const double strip_top =

@@ -67,7 +67,7 @@ struct LandingEvent {
   std::string role;
   bool is_source = false;
   bool is_root = false;
-  Estimate shift;  // transplant effect: share of pairs moved toward A, with interval
+  Estimate shift;  // share of the pairs' margin that swapping its rows moves toward the donor side
   int64_t aligned = 0;
   int64_t anti = 0;
 };
@@ -76,7 +76,7 @@ struct LandingEdge {
   std::string from;  // the attending event
   std::string to;    // the attended event
   bool is_reference = false;
-  Estimate effect;  // drop in recovery when the edge is removed
+  Estimate effect;  // share of the pairs' margin lost when the edge is removed at compute time
 };
 
 struct LayerEffect {
@@ -86,12 +86,14 @@ struct LayerEffect {
 
 struct TokenEffect {
   std::string piece;    // the token's text
-  double effect = 0.0;  // share of pairs moved toward A with only this row transplanted
+  double effect = 0.0;  // share of the pairs' margin moved toward the donor by this token's window
 };
 
 struct LandingMap {
   std::string model;
   std::string scenario;
+  int64_t pairs = 0;
+  Estimate full_margin;  // mean full margin of the pairs (log-probability units); shares are of it
   std::vector<LandingEvent> events;  // in history order
   std::vector<LandingEdge> edges;
   std::vector<LayerEffect> layers;  // single layers, then cumulative ranges

@@ -39,11 +39,25 @@ CREATE TABLE IF NOT EXISTS scores (
   PRIMARY KEY (run_id, pair_index, construction, distance, condition, side, candidate),
   FOREIGN KEY (run_id, pair_index, construction, distance)
     REFERENCES pairs(run_id, pair_index, construction, distance) ON DELETE CASCADE);
+CREATE TABLE IF NOT EXISTS landing_runs (
+  id INTEGER PRIMARY KEY,
+  model_name TEXT NOT NULL, model_fingerprint TEXT NOT NULL, scenario_name TEXT NOT NULL,
+  scenario_hash TEXT NOT NULL, construction TEXT NOT NULL, distance INTEGER NOT NULL, seed INTEGER NOT NULL,
+  n_pairs INTEGER NOT NULL, git_version TEXT NOT NULL, events TEXT NOT NULL,
+  started_at TEXT NOT NULL, finished_at TEXT NOT NULL DEFAULT '', wall_seconds REAL NOT NULL DEFAULT 0,
+  status TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS landing_measures (
+  landing_id INTEGER NOT NULL REFERENCES landing_runs(id) ON DELETE CASCADE,
+  pair_index INTEGER NOT NULL, stage INTEGER NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL,
+  value REAL NOT NULL, outcome TEXT NOT NULL,
+  PRIMARY KEY (landing_id, pair_index, kind, target));
 )sql";
 
 constexpr const char* kRunColumns =
-    "model_name, model_path, model_fingerprint, scenario_name, scenario_suite, scenario_finding, scenario_hash, "
-    "scenario_json, payload_type, git_version, seed, threads, n_pairs, shard_index, shard_count, started_at, "
+    "model_name, model_path, model_fingerprint, scenario_name, scenario_suite, scenario_finding, "
+    "scenario_hash, "
+    "scenario_json, payload_type, git_version, seed, threads, n_pairs, shard_index, shard_count, "
+    "started_at, "
     "finished_at, wall_seconds, status";
 
 RunRecord read_run(const Statement& s) {
@@ -73,12 +87,23 @@ RunRecord read_run(const Statement& s) {
 
 int64_t insert_run(Database& db, const RunRecord& r) {
   Statement insert(db, std::string("INSERT INTO runs (") + kRunColumns +
-                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
-  insert.bind(1, r.model_name).bind(2, r.model_path).bind(3, r.model_fingerprint).bind(4, r.scenario_name);
-  insert.bind(5, r.scenario_suite).bind(6, r.scenario_finding).bind(7, r.scenario_hash).bind(8, r.scenario_json);
+                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+                           "?15, ?16, ?17, ?18, ?19)");
+  insert.bind(1, r.model_name)
+      .bind(2, r.model_path)
+      .bind(3, r.model_fingerprint)
+      .bind(4, r.scenario_name);
+  insert.bind(5, r.scenario_suite)
+      .bind(6, r.scenario_finding)
+      .bind(7, r.scenario_hash)
+      .bind(8, r.scenario_json);
   insert.bind(9, r.payload_type).bind(10, r.git_version).bind(11, static_cast<int64_t>(r.seed));
-  insert.bind(12, static_cast<int64_t>(r.threads)).bind(13, r.n_pairs).bind(14, static_cast<int64_t>(r.shard_index));
-  insert.bind(15, static_cast<int64_t>(r.shard_count)).bind(16, r.started_at).bind(17, r.finished_at);
+  insert.bind(12, static_cast<int64_t>(r.threads))
+      .bind(13, r.n_pairs)
+      .bind(14, static_cast<int64_t>(r.shard_index));
+  insert.bind(15, static_cast<int64_t>(r.shard_count))
+      .bind(16, r.started_at)
+      .bind(17, r.finished_at);
   insert.bind(18, r.wall_seconds).bind(19, r.status);
   insert.run();
   return db.last_insert_id();
@@ -86,17 +111,29 @@ int64_t insert_run(Database& db, const RunRecord& r) {
 
 void insert_pair(Database& db, int64_t run_id, const PairRecord& pair) {
   Statement insert(db, "INSERT INTO pairs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-  insert.bind(1, run_id).bind(2, pair.pair_index).bind(3, pair.construction).bind(4, static_cast<int64_t>(pair.distance));
+  insert.bind(1, run_id)
+      .bind(2, pair.pair_index)
+      .bind(3, pair.construction)
+      .bind(4, static_cast<int64_t>(pair.distance));
   insert.bind(5, static_cast<int64_t>(pair.value_a)).bind(6, static_cast<int64_t>(pair.value_b));
-  insert.bind(7, nlohmann::json(pair.candidates).dump()).bind(8, pair.texts_json).bind(9, pair.n_tokens);
+  insert.bind(7, nlohmann::json(pair.candidates).dump())
+      .bind(8, pair.texts_json)
+      .bind(9, pair.n_tokens);
   insert.bind(10, static_cast<int64_t>(pair.rejected));
   insert.run();
   Statement score(db, "INSERT INTO scores VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-  score.bind(1, run_id).bind(2, pair.pair_index).bind(3, pair.construction).bind(4, static_cast<int64_t>(pair.distance));
+  score.bind(1, run_id)
+      .bind(2, pair.pair_index)
+      .bind(3, pair.construction)
+      .bind(4, static_cast<int64_t>(pair.distance));
   for (const auto& [condition, sides] : pair.conditions) {
-    for (const auto& [side, record] : {std::pair{"A", &sides.first}, std::pair{"B", &sides.second}}) {
+    for (const auto& [side, record] :
+         {std::pair{"A", &sides.first}, std::pair{"B", &sides.second}}) {
       for (size_t c = 0; c < record->log_probs.size(); ++c) {
-        score.bind(5, condition).bind(6, std::string_view(side)).bind(7, static_cast<int64_t>(c)).bind(8, record->log_probs[c]);
+        score.bind(5, condition)
+            .bind(6, std::string_view(side))
+            .bind(7, static_cast<int64_t>(c))
+            .bind(8, record->log_probs[c]);
         score.run();
       }
     }
@@ -114,17 +151,27 @@ std::string now_iso8601() {
   return buffer;
 }
 
-ResultsDb::ResultsDb(const std::string& path) : db_(parent_folder_made(path)) { create_schema(); }
+ResultsDb::ResultsDb(const std::string& path) : db_(parent_folder_made(path)) {
+  create_schema();
+}
 
-void ResultsDb::create_schema() { db_.exec(kSchema); }
+void ResultsDb::create_schema() {
+  db_.exec(kSchema);
+}
 
 int64_t ResultsDb::open_run(RunRecord run, bool resume) {
   if (resume) {
-    Statement find(db_, "SELECT id FROM runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND seed = ?3 AND "
-                        "n_pairs = ?4 AND shard_index = ?5 AND shard_count = ?6 AND status != 'complete' "
-                        "ORDER BY id DESC LIMIT 1");
-    find.bind(1, run.model_fingerprint).bind(2, run.scenario_hash).bind(3, static_cast<int64_t>(run.seed));
-    find.bind(4, run.n_pairs).bind(5, static_cast<int64_t>(run.shard_index)).bind(6, static_cast<int64_t>(run.shard_count));
+    Statement find(
+        db_,
+        "SELECT id FROM runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND seed = ?3 AND "
+        "n_pairs = ?4 AND shard_index = ?5 AND shard_count = ?6 AND status != 'complete' "
+        "ORDER BY id DESC LIMIT 1");
+    find.bind(1, run.model_fingerprint)
+        .bind(2, run.scenario_hash)
+        .bind(3, static_cast<int64_t>(run.seed));
+    find.bind(4, run.n_pairs)
+        .bind(5, static_cast<int64_t>(run.shard_index))
+        .bind(6, static_cast<int64_t>(run.shard_count));
     if (find.step()) {
       const int64_t id = find.column_int(0);
       Statement reopen(db_, "UPDATE runs SET status = 'running', threads = ?2 WHERE id = ?1");
@@ -138,7 +185,9 @@ int64_t ResultsDb::open_run(RunRecord run, bool resume) {
 }
 
 void ResultsDb::finish_run(int64_t run_id, const std::string& status, double wall_seconds) {
-  Statement update(db_, "UPDATE runs SET status = ?2, finished_at = ?3, wall_seconds = wall_seconds + ?4 WHERE id = ?1");
+  Statement update(db_,
+                   "UPDATE runs SET status = ?2, finished_at = ?3, wall_seconds = wall_seconds + "
+                   "?4 WHERE id = ?1");
   update.bind(1, run_id).bind(2, status).bind(3, now_iso8601()).bind(4, wall_seconds).run();
 }
 
@@ -146,7 +195,10 @@ std::set<std::tuple<int64_t, std::string, int>> ResultsDb::stored_pairs(int64_t 
   Statement select(db_, "SELECT pair_index, construction, distance FROM pairs WHERE run_id = ?1");
   select.bind(1, run_id);
   std::set<std::tuple<int64_t, std::string, int>> out;
-  while (select.step()) out.emplace(select.column_int(0), select.column_text(1), static_cast<int>(select.column_int(2)));
+  while (select.step()) {
+    out.emplace(select.column_int(0), select.column_text(1),
+                static_cast<int>(select.column_int(2)));
+  }
   return out;
 }
 
@@ -165,8 +217,10 @@ std::vector<RunRecord> ResultsDb::runs() {
 
 std::vector<PairRecord> ResultsDb::pairs(int64_t run_id) {
   std::map<std::tuple<int64_t, std::string, int>, PairRecord> by_key;
-  Statement select(db_, "SELECT pair_index, construction, distance, value_a, value_b, candidates, texts, n_tokens, "
-                        "rejected FROM pairs WHERE run_id = ?1");
+  Statement select(
+      db_,
+      "SELECT pair_index, construction, distance, value_a, value_b, candidates, texts, n_tokens, "
+      "rejected FROM pairs WHERE run_id = ?1");
   select.bind(1, run_id);
   while (select.step()) {
     PairRecord p;
@@ -181,16 +235,130 @@ std::vector<PairRecord> ResultsDb::pairs(int64_t run_id) {
     p.rejected = static_cast<int>(select.column_int(8));
     by_key[{p.pair_index, p.construction, p.distance}] = p;
   }
-  Statement scores(db_, "SELECT pair_index, construction, distance, condition, side, candidate, log_prob FROM scores "
-                        "WHERE run_id = ?1 ORDER BY candidate");
+  Statement scores(
+      db_,
+      "SELECT pair_index, construction, distance, condition, side, candidate, log_prob FROM scores "
+      "WHERE run_id = ?1 ORDER BY candidate");
   scores.bind(1, run_id);
   while (scores.step()) {
-    PairRecord& p = by_key.at({scores.column_int(0), scores.column_text(1), static_cast<int>(scores.column_int(2))});
+    PairRecord& p = by_key.at(
+        {scores.column_int(0), scores.column_text(1), static_cast<int>(scores.column_int(2))});
     auto& sides = p.conditions[scores.column_text(3)];
-    (scores.column_text(4) == "A" ? sides.first : sides.second).log_probs.push_back(scores.column_double(6));
+    (scores.column_text(4) == "A" ? sides.first : sides.second)
+        .log_probs.push_back(scores.column_double(6));
   }
   std::vector<PairRecord> out;
+  out.reserve(by_key.size());
   for (auto& [key, pair] : by_key) out.push_back(std::move(pair));
+  return out;
+}
+
+int64_t ResultsDb::open_landing(const LandingRunRecord& run, bool resume) {
+  if (resume) {
+    Statement find(
+        db_,
+        "SELECT id FROM landing_runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND "
+        "construction = ?3 AND distance = ?4 AND seed = ?5 AND n_pairs = ?6 AND status != "
+        "'complete' "
+        "ORDER BY id DESC LIMIT 1");
+    find.bind(1, run.model_fingerprint).bind(2, run.scenario_hash).bind(3, run.construction);
+    find.bind(4, static_cast<int64_t>(run.distance))
+        .bind(5, static_cast<int64_t>(run.seed))
+        .bind(6, run.n_pairs);
+    if (find.step()) return find.column_int(0);
+  }
+  Statement insert(
+      db_,
+      "INSERT INTO landing_runs (model_name, model_fingerprint, scenario_name, scenario_hash, "
+      "construction, distance, seed, n_pairs, git_version, events, started_at, status) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'running')");
+  insert.bind(1, run.model_name)
+      .bind(2, run.model_fingerprint)
+      .bind(3, run.scenario_name)
+      .bind(4, run.scenario_hash);
+  insert.bind(5, run.construction)
+      .bind(6, static_cast<int64_t>(run.distance))
+      .bind(7, static_cast<int64_t>(run.seed));
+  insert.bind(8, run.n_pairs)
+      .bind(9, run.git_version)
+      .bind(10, run.events_json)
+      .bind(11, now_iso8601());
+  insert.run();
+  return db_.last_insert_id();
+}
+
+void ResultsDb::finish_landing(int64_t landing_id, const std::string& status, double wall_seconds) {
+  Statement update(
+      db_,
+      "UPDATE landing_runs SET status = ?2, finished_at = ?3, wall_seconds = wall_seconds + ?4 "
+      "WHERE id = ?1");
+  update.bind(1, landing_id).bind(2, status).bind(3, now_iso8601()).bind(4, wall_seconds).run();
+}
+
+std::set<int64_t> ResultsDb::stored_landing_pairs(int64_t landing_id, int stage) {
+  Statement select(
+      db_, "SELECT DISTINCT pair_index FROM landing_measures WHERE landing_id = ?1 AND stage = ?2");
+  select.bind(1, landing_id).bind(2, static_cast<int64_t>(stage));
+  std::set<int64_t> out;
+  while (select.step()) out.insert(select.column_int(0));
+  return out;
+}
+
+void ResultsDb::store_landing(int64_t landing_id, const std::vector<LandingRow>& rows) {
+  Transaction transaction(db_);
+  Statement insert(db_,
+                   "INSERT OR REPLACE INTO landing_measures VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  for (const LandingRow& row : rows) {
+    insert.bind(1, landing_id)
+        .bind(2, row.pair_index)
+        .bind(3, static_cast<int64_t>(row.stage))
+        .bind(4, row.kind);
+    insert.bind(5, row.target).bind(6, row.value).bind(7, row.outcome);
+    insert.run();
+  }
+  transaction.commit();
+}
+
+std::vector<LandingRunRecord> ResultsDb::landing_runs() {
+  Statement select(
+      db_,
+      "SELECT id, model_name, model_fingerprint, scenario_name, scenario_hash, construction, "
+      "distance, seed, n_pairs, git_version, events, started_at, finished_at, wall_seconds, status "
+      "FROM landing_runs ORDER BY id");
+  std::vector<LandingRunRecord> out;
+  while (select.step()) {
+    LandingRunRecord r;
+    r.id = select.column_int(0);
+    r.model_name = select.column_text(1);
+    r.model_fingerprint = select.column_text(2);
+    r.scenario_name = select.column_text(3);
+    r.scenario_hash = select.column_text(4);
+    r.construction = select.column_text(5);
+    r.distance = static_cast<int>(select.column_int(6));
+    r.seed = static_cast<uint64_t>(select.column_int(7));
+    r.n_pairs = select.column_int(8);
+    r.git_version = select.column_text(9);
+    r.events_json = select.column_text(10);
+    r.started_at = select.column_text(11);
+    r.finished_at = select.column_text(12);
+    r.wall_seconds = select.column_double(13);
+    r.status = select.column_text(14);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<LandingRow> ResultsDb::landing_rows(int64_t landing_id) {
+  Statement select(db_,
+                   "SELECT pair_index, stage, kind, target, value, outcome FROM landing_measures "
+                   "WHERE landing_id = ?1 ORDER BY pair_index, stage, rowid");
+  select.bind(1, landing_id);
+  std::vector<LandingRow> out;
+  while (select.step()) {
+    out.push_back({select.column_int(0), static_cast<int>(select.column_int(1)),
+                   select.column_text(2), select.column_text(3), select.column_double(4),
+                   select.column_text(5)});
+  }
   return out;
 }
 
@@ -203,6 +371,27 @@ void ResultsDb::merge_from(const std::string& other_path) {
     for (const PairRecord& pair : other.pairs(run.id)) insert_pair(db_, id, pair);
   }
   transaction.commit();
+  for (const LandingRunRecord& landing : other.landing_runs()) {
+    Statement insert(
+        db_,
+        "INSERT INTO landing_runs (model_name, model_fingerprint, scenario_name, scenario_hash, "
+        "construction, distance, seed, n_pairs, git_version, events, started_at, finished_at, "
+        "wall_seconds, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+        "?14)");
+    insert.bind(1, landing.model_name)
+        .bind(2, landing.model_fingerprint)
+        .bind(3, landing.scenario_name);
+    insert.bind(4, landing.scenario_hash)
+        .bind(5, landing.construction)
+        .bind(6, static_cast<int64_t>(landing.distance));
+    insert.bind(7, static_cast<int64_t>(landing.seed))
+        .bind(8, landing.n_pairs)
+        .bind(9, landing.git_version);
+    insert.bind(10, landing.events_json).bind(11, landing.started_at).bind(12, landing.finished_at);
+    insert.bind(13, landing.wall_seconds).bind(14, landing.status);
+    insert.run();
+    store_landing(db_.last_insert_id(), other.landing_rows(landing.id));
+  }
 }
 
 }  // namespace eventkv::store

@@ -55,6 +55,34 @@ struct PairRecord {
   std::map<std::string, std::pair<SideRecord, SideRecord>> conditions;  // condition -> (A, B)
 };
 
+// A landing analysis of one scenario cell on one model.
+struct LandingRunRecord {
+  int64_t id = 0;
+  std::string model_name;
+  std::string model_fingerprint;
+  std::string scenario_name;
+  std::string scenario_hash;
+  std::string construction;
+  int distance = 0;
+  uint64_t seed = 0;
+  int64_t n_pairs = 0;
+  std::string git_version;
+  std::string events_json;  // [{id, role, is_source, pieces}] of the first pair
+  std::string started_at;
+  std::string finished_at;
+  double wall_seconds = 0.0;
+  std::string status;
+};
+
+struct LandingRow {
+  int64_t pair_index = 0;
+  int stage = 1;  // 1: full margin and events; 2: layers, tokens and edges of the roots
+  std::string kind;
+  std::string target;
+  double value = 0.0;
+  std::string outcome;
+};
+
 class ResultsDb {
  public:
   // Opens or creates the database (and its folder).
@@ -71,6 +99,14 @@ class ResultsDb {
 
   std::vector<RunRecord> runs();
   std::vector<PairRecord> pairs(int64_t run_id);
+
+  // Landing analyses: like runs, resumable per pair and stage.
+  int64_t open_landing(const LandingRunRecord& run, bool resume);
+  void finish_landing(int64_t landing_id, const std::string& status, double wall_seconds);
+  std::set<int64_t> stored_landing_pairs(int64_t landing_id, int stage);
+  void store_landing(int64_t landing_id, const std::vector<LandingRow>& rows);
+  std::vector<LandingRunRecord> landing_runs();
+  std::vector<LandingRow> landing_rows(int64_t landing_id);
 
   // Copies every run of `other` (with its pairs and scores) into this database.
   void merge_from(const std::string& other_path);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 
 namespace eventkv {
@@ -9,7 +10,7 @@ namespace {
 
 std::string duration_text(double seconds) {
   char buffer[32];
-  const auto total = static_cast<int64_t>(seconds + 0.5);
+  const auto total = static_cast<int64_t>(std::llround(seconds));
   if (total >= 3600) {
     std::snprintf(buffer, sizeof(buffer), "%lldh%02lldm", static_cast<long long>(total / 3600),
                   static_cast<long long>(total % 3600 / 60));
@@ -41,9 +42,11 @@ void Progress::update(int64_t done) {
   last_draw_ = now;
   const double seconds = std::chrono::duration<double>(now - start_).count();
   const double rate = seconds > 0.0 ? static_cast<double>(done - first_done_) / seconds : 0.0;
-  const std::string eta = rate > 0.0 ? duration_text(static_cast<double>(total_ - done) / rate) : "--";
-  std::fprintf(stderr, "\r\033[K%s %lld/%lld %s  %.2f %s/s  ETA %s", label_.c_str(), static_cast<long long>(done),
-               static_cast<long long>(total_), unit_.c_str(), rate, unit_.c_str(), eta.c_str());
+  const std::string eta =
+      rate > 0.0 ? duration_text(static_cast<double>(total_ - done) / rate) : "--";
+  std::fprintf(stderr, "\r\033[K%s %lld/%lld %s  %.2f %s/s  ETA %s", label_.c_str(),
+               static_cast<long long>(done), static_cast<long long>(total_), unit_.c_str(), rate,
+               unit_.c_str(), eta.c_str());
   std::fflush(stderr);
 }
 

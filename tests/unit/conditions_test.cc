@@ -17,7 +17,8 @@ namespace {
 
 Scenario tiny_scenario() {
   std::ifstream in(testing::fixture_path("scenarios/tiny.json"));
-  return parse_scenario({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()}, "tiny.json");
+  return parse_scenario({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()},
+                        "tiny.json");
 }
 
 struct Harness {
@@ -51,7 +52,8 @@ TEST_P(ConditionsTest, PairsAreIdenticalOutsideTheSourceAndSparseLocalIsExact) {
   const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(h.engine->model().file());
   for (const Cell& cell : scenario_cells(scenario)) {
     for (int64_t index = 0; index < (GetParam().empty() ? 3 : 1); ++index) {
-      const TokenizedPair pair = tokenize_pair(scenario, cell, index, format, h.engine->model().tokenizer());
+      const TokenizedPair pair =
+          tokenize_pair(scenario, cell, index, format, h.engine->model().tokenizer());
       ASSERT_EQ(pair.events_a.size(), pair.events_b.size());
       for (size_t e = 0; e < pair.events_a.size(); ++e) {
         EXPECT_EQ(pair.events_a[e].tokens.size(), pair.events_b[e].tokens.size());
@@ -71,14 +73,16 @@ TEST_P(ConditionsTest, PairsAreIdenticalOutsideTheSourceAndSparseLocalIsExact) {
       EXPECT_EQ(local.a.log_probs, local.b.log_probs);
       EXPECT_EQ(predicted(local.a), predicted(local.b));
       const ConditionScores& visible = scores.conditions[0];
-      EXPECT_NE(visible.a.log_probs, visible.b.log_probs);  // the source's payload reaches the query
+      EXPECT_NE(visible.a.log_probs,
+                visible.b.log_probs);  // the source's payload reaches the query
       EXPECT_EQ(visible.a.log_probs.size(), pair.texts.candidates.size());
     }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ConditionsTest,
-                         ::testing::Values("", "smollm2-135m-instruct-q4_1.gguf", "gemma-3-270m-q4_k_m.gguf"),
+                         ::testing::Values("", "smollm2-135m-instruct-q4_1.gguf",
+                                           "gemma-3-270m-q4_k_m.gguf"),
                          [](const auto& info) {
                            return info.param.empty() ? std::string("generated")
                                                      : info.param.substr(0, info.param.find('-'));

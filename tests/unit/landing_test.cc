@@ -19,7 +19,8 @@ namespace {
 
 Scenario tiny_scenario() {
   std::ifstream in(testing::fixture_path("scenarios/tiny.json"));
-  return parse_scenario({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()}, "tiny.json");
+  return parse_scenario({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()},
+                        "tiny.json");
 }
 
 TEST(Landing, FindsTheOnlyRootAndReferenceEdgeOfAKnownGraph) {
@@ -32,29 +33,35 @@ TEST(Landing, FindsTheOnlyRootAndReferenceEdgeOfAKnownGraph) {
   std::vector<std::vector<LandingMeasure>> pairs;
   std::vector<LandingEventInfo> events;
   for (int64_t index = 0; index < 6; ++index) {
-    const TokenizedPair pair = tokenize_pair(scenario, cell, index, format, engine->model().tokenizer());
+    const TokenizedPair pair =
+        tokenize_pair(scenario, cell, index, format, engine->model().tokenizer());
     LandingOptions options;
     options.max_edges = 100;
     const auto source = static_cast<size_t>(pair.source_event);
     for (size_t e = source + 2; e < pair.events_a.size(); ++e) {
-      options.base_mask.remove(pair.events_a[e].id, kSourceId);     // only the carrier sees the source
-      options.base_mask.remove(pair.events_a[e].id, "carrier");     // nothing later sees the carrier
+      options.base_mask.remove(pair.events_a[e].id, kSourceId);  // only the carrier sees the source
+      options.base_mask.remove(pair.events_a[e].id, "carrier");  // nothing later sees the carrier
     }
     ASSERT_EQ(pair.events_a[source + 1].id, "carrier");
     std::vector<LandingMeasure> measures = measure_events(pair, engine, arena, options);
     const double full = measures.front().value;
     ASSERT_NE(full, 0.0);
-    for (LandingMeasure& m : measure_roots(pair, engine, arena, options, {"carrier"})) measures.push_back(std::move(m));
+    for (LandingMeasure& m : measure_roots(pair, engine, arena, options, {"carrier"}))
+      measures.push_back(std::move(m));
     // Every other edge into the source or the carrier: already absent, so no effect.
     for (size_t e = source + 2; e < pair.events_a.size(); ++e) {
       for (const char* to : {kSourceId, "carrier"}) {
-        measures.push_back(measure_edge(pair, engine, arena, options, pair.events_a[e].id, to, full));
+        measures.push_back(
+            measure_edge(pair, engine, arena, options, pair.events_a[e].id, to, full));
       }
     }
     for (const LandingMeasure& m : measures) {
-      const bool carries = (m.kind == "event" && m.target == "carrier") || (m.kind == "edge" && m.target == "carrier->source") ||
-                           (m.kind == "layer" && m.target.rfind("carrier:", 0) == 0 && m.target.find(":L") == std::string::npos &&
-                            m.target.find("first") == std::string::npos && m.target.find("last") == std::string::npos);
+      const bool carries = (m.kind == "event" && m.target == "carrier") ||
+                           (m.kind == "edge" && m.target == "carrier->source") ||
+                           (m.kind == "layer" && m.target.rfind("carrier:", 0) == 0 &&
+                            m.target.find(":L") == std::string::npos &&
+                            m.target.find("first") == std::string::npos &&
+                            m.target.find("last") == std::string::npos);
       if (m.kind == "full") continue;
       if (carries) {
         EXPECT_EQ(m.value, full) << m.kind << " " << m.target;
@@ -69,7 +76,8 @@ TEST(Landing, FindsTheOnlyRootAndReferenceEdgeOfAKnownGraph) {
     }
     pairs.push_back(std::move(measures));
     if (events.empty()) {
-      for (const kv::EventTokens& e : pair.events_a) events.push_back({e.id, e.role, e.id == kSourceId, {}});
+      for (const kv::EventTokens& e : pair.events_a)
+        events.push_back({e.id, e.role, e.id == kSourceId, {}});
     }
   }
   EXPECT_EQ(passing_targets(pairs, "event", 1), std::vector<std::string>{"carrier"});

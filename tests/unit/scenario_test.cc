@@ -51,31 +51,45 @@ TEST(Scenario, ParsesTheTinyScenario) {
 }
 
 TEST(Scenario, ErrorsNameTheFieldOrLine) {
-  EXPECT_NE(error_of("{\n  \"name\": \"x\",\n  oops\n}").find("s.json:3:3: invalid JSON"), std::string::npos)
+  EXPECT_NE(error_of("{\n  \"name\": \"x\",\n  oops\n}").find("s.json:3:3: invalid JSON"),
+            std::string::npos)
       << error_of("{\n  \"name\": \"x\",\n  oops\n}");
-  EXPECT_NE(error_of(edited("\"name\": \"tiny-binary\",", "")).find("s.json: /name: is required"), std::string::npos);
-  EXPECT_NE(error_of(edited("\"pairs\": 6", "\"pairs\": \"six\"")).find("/pairs: must be an integer"), std::string::npos);
-  EXPECT_NE(error_of(edited("\"pairs\": 6", "\"pairs\": 0")).find("/pairs: must be between 1"), std::string::npos);
-  EXPECT_NE(error_of(edited("Noted the {room} {device}.", "It is {value}.")).find("must not state the value"),
+  EXPECT_NE(error_of(edited("\"name\": \"tiny-binary\",", "")).find("s.json: /name: is required"),
             std::string::npos);
-  EXPECT_NE(error_of(edited("Leave the {room}", "Leave the {colour}")).find("{colour}, which is not a variable"),
+  EXPECT_NE(
+      error_of(edited("\"pairs\": 6", "\"pairs\": \"six\"")).find("/pairs: must be an integer"),
+      std::string::npos);
+  EXPECT_NE(error_of(edited("\"pairs\": 6", "\"pairs\": 0")).find("/pairs: must be between 1"),
             std::string::npos);
-  EXPECT_NE(error_of(edited("Leave the {room} {device} {value}.", "Switch it.")).find("must contain {value}"),
+  EXPECT_NE(error_of(edited("Noted the {room} {device}.", "It is {value}."))
+                .find("must not state the value"),
             std::string::npos);
-  EXPECT_NE(error_of(edited("\"values\": [\"open\", \"shut\"]", "\"values\": [\"open\"]")).find("binary needs exactly 2"),
+  EXPECT_NE(error_of(edited("Leave the {room}", "Leave the {colour}"))
+                .find("{colour}, which is not a variable"),
             std::string::npos);
-  EXPECT_NE(error_of(edited("\"type\": \"binary\"", "\"type\": \"colour\"")).find("/payload/type: must be binary"),
+  EXPECT_NE(error_of(edited("Leave the {room} {device} {value}.", "Switch it."))
+                .find("must contain {value}"),
             std::string::npos);
-  EXPECT_NE(error_of(edited("\"distances\": [1, 2]", "\"distances\": [1, 9]")).find("exceeds the number of filler"),
+  EXPECT_NE(error_of(edited("\"values\": [\"open\", \"shut\"]", "\"values\": [\"open\"]"))
+                .find("binary needs exactly 2"),
             std::string::npos);
-  EXPECT_NE(error_of(edited("\"seed\": 3", "\"seed\": 3, \"colour\": 1")).find("/colour: is not a known field"),
+  EXPECT_NE(error_of(edited("\"type\": \"binary\"", "\"type\": \"colour\""))
+                .find("/payload/type: must be binary"),
             std::string::npos);
-  EXPECT_NE(error_of(edited("{\"id\": \"ok\"", "{\"id\": \"noted\"")).find("duplicate construction id"),
+  EXPECT_NE(error_of(edited("\"distances\": [1, 2]", "\"distances\": [1, 9]"))
+                .find("exceeds the number of filler"),
             std::string::npos);
+  EXPECT_NE(error_of(edited("\"seed\": 3", "\"seed\": 3, \"colour\": 1"))
+                .find("/colour: is not a known field"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(edited("{\"id\": \"ok\"", "{\"id\": \"noted\"")).find("duplicate construction id"),
+      std::string::npos);
 }
 
 TEST(Scenario, FillsTemplates) {
-  EXPECT_EQ(fill_template("the {room} {device} is {value}", {{"room", "hall"}, {"device", "fan"}, {"value", "on"}}),
+  EXPECT_EQ(fill_template("the {room} {device} is {value}",
+                          {{"room", "hall"}, {"device", "fan"}, {"value", "on"}}),
             "the hall fan is on");
   EXPECT_EQ(fill_template("braces { and {} stay", {}), "braces { and {} stay");
   EXPECT_THROW(fill_template("{missing}", {}), Error);
@@ -99,9 +113,10 @@ TEST(Pairs, DrawsAreDeterministicBalancedAndSharedAcrossCells) {
 }
 
 TEST(Pairs, IntegerPayloadsDrawDistinctValuesAndDistractors) {
-  const Scenario s = parse_scenario(edited("{\"type\": \"binary\", \"values\": [\"open\", \"shut\"]}",
-                                           "{\"type\": \"integer\", \"digits\": 3}"),
-                                    "int.json");
+  const Scenario s =
+      parse_scenario(edited("{\"type\": \"binary\", \"values\": [\"open\", \"shut\"]}",
+                            "{\"type\": \"integer\", \"digits\": 3}"),
+                     "int.json");
   EXPECT_EQ(s.payload.label(), "integer-3");
   const DonorPair pair = draw_pair(s, scenario_cells(s)[0], 5, 0);
   ASSERT_EQ(pair.candidates.size(), 4u);
@@ -109,8 +124,10 @@ TEST(Pairs, IntegerPayloadsDrawDistinctValuesAndDistractors) {
     EXPECT_EQ(c.size(), 3u);
     EXPECT_NE(c[0], '0');
   }
-  EXPECT_NE(pair.candidates[static_cast<size_t>(pair.value_a)], pair.candidates[static_cast<size_t>(pair.value_b)]);
-  EXPECT_NE(draw_pair(s, scenario_cells(s)[0], 5, 1).candidates, pair.candidates);  // a redraw changes values
+  EXPECT_NE(pair.candidates[static_cast<size_t>(pair.value_a)],
+            pair.candidates[static_cast<size_t>(pair.value_b)]);
+  EXPECT_NE(draw_pair(s, scenario_cells(s)[0], 5, 1).candidates,
+            pair.candidates);  // a redraw changes values
 }
 
 }  // namespace
