@@ -26,6 +26,9 @@ T wait_for_change(const std::atomic<T>& value, T old) {
     const T now = value.load(std::memory_order_acquire);
     if (now != old) return now;
     cpu_relax();
+    // When more threads than cores want to run (another process, a second
+    // pool), give the core away now and then instead of burning it.
+    if (i % 256 == 255) std::this_thread::yield();
   }
   value.wait(old, std::memory_order_acquire);
   return value.load(std::memory_order_acquire);
