@@ -11,9 +11,10 @@ build: deps
 	cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	ninja -C build
 
-# The main job: the default real model, fetched and inspected.
+# The main job: the quick paper suite on the default model, and its report.
 demo: build models
-	build/eventkv inspect models/smollm2-135m-instruct-q4_1.gguf
+	build/eventkv suite --quick -m models/smollm2-135m-instruct-q4_1.gguf --db results/demo.db \
+	  -o results/report.html --markdown results/report.md
 
 # Installs, fetches every model, builds and runs every test and check.
 check:

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "probe/summary.h"
+#include "report/json.h"
 #include "store/results_db.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -60,52 +61,11 @@ std::string scores_csv(store::ResultsDb& db) {
   return out.str();
 }
 
-json estimate_json(const report::Estimate& e) {
-  return {{"value", e.value}, {"low", e.low}, {"high", e.high}};
-}
-
 std::string summary_json(store::ResultsDb& db) {
   const report::ReportData data = probe::collect_report(db);
-  json out = {
-      {"generated_at", data.generated_at}, {"runs", json::array()}, {"cells", json::array()}};
-  for (const report::RunInfo& r : data.runs) {
-    out["runs"].push_back({{"model", r.model},
-                           {"model_fingerprint", r.model_fingerprint},
-                           {"scenario", r.scenario},
-                           {"scenario_hash", r.scenario_hash},
-                           {"git_version", r.git_version},
-                           {"seed", r.seed},
-                           {"pairs", r.pairs},
-                           {"threads", r.threads},
-                           {"started_at", r.started_at},
-                           {"finished_at", r.finished_at},
-                           {"wall_seconds", r.wall_seconds},
-                           {"status", r.status}});
-  }
-  for (const report::CellResult& cell : data.cells) {
-    json conditions = json::array();
-    for (const report::ConditionResult& c : cell.conditions) {
-      json row = {{"condition", c.condition},
-                  {"pairs", c.pairs},
-                  {"aligned", c.aligned},
-                  {"anti", c.anti},
-                  {"unmoved", c.unmoved},
-                  {"other", c.other},
-                  {"recovery", estimate_json(c.recovery)},
-                  {"sign_test_p", c.sign_test_p},
-                  {"margin", estimate_json(c.margin)}};
-      if (c.accuracy) row["accuracy"] = estimate_json(*c.accuracy);
-      conditions.push_back(row);
-    }
-    out["cells"].push_back({{"model", cell.model},
-                            {"scenario", cell.scenario},
-                            {"suite", cell.suite},
-                            {"construction", cell.construction},
-                            {"payload_type", cell.payload_type},
-                            {"distance", cell.distance},
-                            {"valid", cell.valid},
-                            {"conditions", conditions}});
-  }
+  const json out = {{"generated_at", data.generated_at},
+                    {"runs", report::runs_json(data.runs)},
+                    {"cells", report::cells_json(data.cells)}};
   return out.dump(2) + "\n";
 }
 

@@ -18,6 +18,7 @@
 #include "probe/runner.h"
 #include "probe/scenario.h"
 #include "probe/summary.h"
+#include "report/json.h"
 #include "store/results_db.h"
 #include "util/error.h"
 
@@ -78,37 +79,6 @@ void print_cells(const std::vector<report::CellResult>& cells) {
   }
 }
 
-json cells_json(const std::vector<report::CellResult>& cells) {
-  json out = json::array();
-  const auto estimate = [](const report::Estimate& e) {
-    return json{{"value", e.value}, {"low", e.low}, {"high", e.high}};
-  };
-  for (const report::CellResult& cell : cells) {
-    json conditions = json::array();
-    for (const report::ConditionResult& c : cell.conditions) {
-      json row = {{"condition", c.condition},
-                  {"pairs", c.pairs},
-                  {"aligned", c.aligned},
-                  {"anti", c.anti},
-                  {"unmoved", c.unmoved},
-                  {"other", c.other},
-                  {"recovery", estimate(c.recovery)},
-                  {"sign_test_p", c.sign_test_p},
-                  {"margin", estimate(c.margin)}};
-      if (c.accuracy) row["accuracy"] = estimate(*c.accuracy);
-      conditions.push_back(row);
-    }
-    out.push_back({{"model", cell.model},
-                   {"scenario", cell.scenario},
-                   {"construction", cell.construction},
-                   {"payload_type", cell.payload_type},
-                   {"distance", cell.distance},
-                   {"valid", cell.valid},
-                   {"conditions", conditions}});
-  }
-  return out;
-}
-
 void run(const ProbeOptions& options) {
   const probe::Scenario scenario = probe::load_scenario(options.scenario);
   probe::RunOptions run_options;
@@ -137,7 +107,7 @@ void run(const ProbeOptions& options) {
     if (outcome.interrupted) break;
   }
   if (options.as_json) {
-    std::cout << cells_json(cells).dump(2) << std::endl;
+    std::cout << report::cells_json(cells).dump(2) << std::endl;
   } else {
     print_cells(cells);
   }

@@ -10,12 +10,6 @@
 namespace eventkv::compute {
 namespace {
 
-float half_at(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, sizeof(h));
-  return fp16_to_fp32(h);
-}
-
 // sum_j q[j] x[j] for 32 4-bit quants: low nibbles pair with x[0..15], high
 // nibbles with x[16..31] (the Q4_0/Q4_1/Q5 layout); `high_*` add fifth bits.
 v16f nibbles_times_x(const uint8_t* qs, const float* x, v16f high_lo, v16f high_hi) {
@@ -31,7 +25,7 @@ struct Q4_0Block {
   static constexpr int kBytes = 18;
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
-    const float d = half_at(block);
+    const float d = fp16_at(block);
     acc = nibbles_times_x(block + 2, x, v16f{}, v16f{}) * d + acc;
     offset -= 8.0f * d * xsum[0];
   }
@@ -42,8 +36,8 @@ struct Q4_1Block {
   static constexpr int kBytes = 20;
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
-    acc = nibbles_times_x(block + 4, x, v16f{}, v16f{}) * half_at(block) + acc;
-    offset += half_at(block + 2) * xsum[0];
+    acc = nibbles_times_x(block + 4, x, v16f{}, v16f{}) * fp16_at(block) + acc;
+    offset += fp16_at(block + 2) * xsum[0];
   }
 };
 
@@ -64,12 +58,12 @@ struct Q5Block {
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
     constexpr int kQh = kHasMin ? 4 : 2;
-    const float d = half_at(block);
+    const float d = fp16_at(block);
     v16f high_lo;
     v16f high_hi;
     fifth_bits(block + kQh, &high_lo, &high_hi);
     acc = nibbles_times_x(block + kQh + 4, x, high_lo, high_hi) * d + acc;
-    offset += (kHasMin ? half_at(block + 2) : -16.0f * d) * xsum[0];
+    offset += (kHasMin ? fp16_at(block + 2) : -16.0f * d) * xsum[0];
   }
 };
 
@@ -79,7 +73,7 @@ struct Q8_0Block {
   static void add(const uint8_t* block, const float* x, const float*, v16f& acc, float&) {
     acc =
         (load16_i8_as_f32(block + 2) * load16(x) + load16_i8_as_f32(block + 18) * load16(x + 16)) *
-            half_at(block) +
+            fp16_at(block) +
         acc;
   }
 };
@@ -91,8 +85,8 @@ struct Q4_KBlock {
   static constexpr int kBytes = 144;
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
-    const float d = half_at(block);
-    const float dmin = half_at(block + 2);
+    const float d = fp16_at(block);
+    const float dmin = fp16_at(block + 2);
     const uint8_t* packed = block + 4;
     for (int sub = 0; sub < 8; ++sub) {
       const int sc =
@@ -118,7 +112,7 @@ struct Q6_KBlock {
   static constexpr int kElems = 256;
   static constexpr int kBytes = 210;
   static void add(const uint8_t* block, const float* x, const float*, v16f& acc, float&) {
-    const float d = half_at(block + 208);
+    const float d = fp16_at(block + 208);
     const auto* scales = reinterpret_cast<const int8_t*>(block + 192);
     for (int half = 0; half < 2; ++half) {
       const uint8_t* ql = block + 64 * half;

@@ -12,12 +12,6 @@
 namespace eventkv::gguf {
 namespace {
 
-float load_half(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, sizeof(h));
-  return fp16_to_fp32(h);
-}
-
 // Block layouts, byte offsets as in ggml-common.h.
 constexpr int kQ4_0Bytes = 18;   // d, qs[16]
 constexpr int kQ4_1Bytes = 20;   // d, m, qs[16]
@@ -42,7 +36,7 @@ void dequant_f16(const uint8_t* src, float* y, int64_t n) {
     _mm256_storeu_ps(y + i, _mm256_cvtph_ps(halves));
   }
 #endif
-  for (; i < n; ++i) y[i] = load_half(src + 2 * i);
+  for (; i < n; ++i) y[i] = fp16_at(src + 2 * i);
 }
 
 void dequant_bf16(const uint8_t* src, float* y, int64_t n) {
@@ -54,15 +48,15 @@ void dequant_bf16(const uint8_t* src, float* y, int64_t n) {
 }
 
 void dequant_q4_0(const uint8_t* block, float* y) {
-  const float d = load_half(block);
+  const float d = fp16_at(block);
   const uint8_t* qs = block + 2;
   for (int j = 0; j < 16; ++j) y[j] = static_cast<float>((qs[j] & 0x0F) - 8) * d;
   for (int j = 0; j < 16; ++j) y[j + 16] = static_cast<float>((qs[j] >> 4) - 8) * d;
 }
 
 void dequant_q4_1(const uint8_t* block, float* y) {
-  const float d = load_half(block);
-  const float m = load_half(block + 2);
+  const float d = fp16_at(block);
+  const float m = fp16_at(block + 2);
   const uint8_t* qs = block + 4;
   for (int j = 0; j < 16; ++j) y[j] = static_cast<float>(qs[j] & 0x0F) * d + m;
   for (int j = 0; j < 16; ++j) y[j + 16] = static_cast<float>(qs[j] >> 4) * d + m;
@@ -71,8 +65,8 @@ void dequant_q4_1(const uint8_t* block, float* y) {
 // Q5_0/Q5_1: the 5th bit of element j comes from bit j of qh.
 template <bool kHasMin>
 void dequant_q5(const uint8_t* block, float* y) {
-  const float d = load_half(block);
-  const float m = kHasMin ? load_half(block + 2) : 0.0f;
+  const float d = fp16_at(block);
+  const float m = kHasMin ? fp16_at(block + 2) : 0.0f;
   const uint8_t* rest = block + (kHasMin ? 4 : 2);
   uint32_t qh;
   std::memcpy(&qh, rest, sizeof(qh));
@@ -94,7 +88,7 @@ void dequant_q5(const uint8_t* block, float* y) {
 }
 
 void dequant_q8_0(const uint8_t* block, float* y) {
-  const float d = load_half(block);
+  const float d = fp16_at(block);
   const auto* qs = reinterpret_cast<const int8_t*>(block + 2);
   for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(qs[j]) * d;
 }
@@ -102,8 +96,8 @@ void dequant_q8_0(const uint8_t* block, float* y) {
 void dequant_q2_k(const uint8_t* block, float* y) {
   const uint8_t* scales = block;
   const uint8_t* q = block + 16;
-  const float d = load_half(block + 80);
-  const float dmin = load_half(block + 82);
+  const float d = fp16_at(block + 80);
+  const float dmin = fp16_at(block + 82);
   int is = 0;
   for (int half = 0; half < 2; ++half, q += 32) {
     for (int shift = 0; shift < 8; shift += 2) {
@@ -131,7 +125,7 @@ void unpack_q3_k_scales(const uint8_t* packed, int8_t* scales) {
 void dequant_q3_k(const uint8_t* block, float* y) {
   const uint8_t* hmask = block;
   const uint8_t* q = block + 32;
-  const float d = load_half(block + 108);
+  const float d = fp16_at(block + 108);
   int8_t scales[16];
   unpack_q3_k_scales(block + 96, scales);
   int is = 0;
@@ -164,8 +158,8 @@ void scale_min_k4(int k, const uint8_t* packed, uint8_t* scale, uint8_t* min) {
 // Q4_K and Q5_K share their layout but for Q5_K's qh bit plane.
 template <bool kFiveBit>
 void dequant_q45_k(const uint8_t* block, float* y) {
-  const float d = load_half(block);
-  const float dmin = load_half(block + 2);
+  const float d = fp16_at(block);
+  const float dmin = fp16_at(block + 2);
   const uint8_t* packed = block + 4;
   const uint8_t* qh = block + 16;
   const uint8_t* ql = block + (kFiveBit ? 48 : 16);
@@ -197,7 +191,7 @@ void dequant_q6_k(const uint8_t* block, float* y) {
   const uint8_t* ql = block;
   const uint8_t* qh = block + 128;
   const auto* sc = reinterpret_cast<const int8_t*>(block + 192);
-  const float d = load_half(block + 208);
+  const float d = fp16_at(block + 208);
   for (int half = 0; half < 2; ++half, y += 128, ql += 64, qh += 32, sc += 8) {
     for (int run = 0; run < 4; ++run) {
       const uint8_t* low = ql + (run % 2) * 32;

@@ -4,48 +4,31 @@
 
 #include "gguf/reader.h"
 #include "util/atomic_file.h"
+#include "util/byte_writer.h"
 #include "util/error.h"
 
 namespace eventkv::gguf {
 namespace {
 
-class ByteSink {
- public:
-  template <typename T>
-  void put(T value) {
-    const size_t at = bytes_.size();
-    bytes_.resize(at + sizeof(T));
-    std::memcpy(bytes_.data() + at, &value, sizeof(T));
-  }
-  void put_string(const std::string& text) {
-    put<uint64_t>(text.size());
-    bytes_.insert(bytes_.end(), text.begin(), text.end());
-  }
-  void put_bytes(std::span<const uint8_t> data) {
-    bytes_.insert(bytes_.end(), data.begin(), data.end());
-  }
-  void pad_to(uint64_t alignment) {
-    while (bytes_.size() % alignment != 0) bytes_.push_back(0);
-  }
-  std::vector<uint8_t> take() { return std::move(bytes_); }
+// GGUF strings: a u64 length, then the bytes.
+void put_string(ByteWriter& sink, const std::string& text) {
+  sink.put<uint64_t>(text.size());
+  sink.put_bytes(text.data(), text.size());
+}
 
- private:
-  std::vector<uint8_t> bytes_;
-};
-
-void put_array(ByteSink& sink, const MetaArray& array) {
+void put_array(ByteWriter& sink, const MetaArray& array) {
   sink.put<uint32_t>(static_cast<uint32_t>(array.element_type));
   sink.put<uint64_t>(array.count);
   if (array.element_type == ValueType::kString) {
-    for (const std::string& text : array.strings) sink.put_string(text);
+    for (const std::string& text : array.strings) put_string(sink, text);
   } else if (array.element_type == ValueType::kArray) {
     for (const MetaArray& nested : array.arrays) put_array(sink, nested);
   } else {
-    sink.put_bytes(array.raw);
+    sink.put_bytes(array.raw.data(), array.raw.size());
   }
 }
 
-void put_value(ByteSink& sink, const MetaValue& value) {
+void put_value(ByteWriter& sink, const MetaValue& value) {
   switch (value.type) {
     case ValueType::kUint8:
       return sink.put(static_cast<uint8_t>(*value.as_uint()));
@@ -64,7 +47,7 @@ void put_value(ByteSink& sink, const MetaValue& value) {
     case ValueType::kBool:
       return sink.put(static_cast<uint8_t>(*value.as_bool() ? 1 : 0));
     case ValueType::kString:
-      return sink.put_string(*value.as_string());
+      return put_string(sink, *value.as_string());
     case ValueType::kArray:
       return put_array(sink, *value.as_array());
     case ValueType::kUint64:
@@ -161,19 +144,19 @@ uint64_t GgufWriter::alignment() const {
 
 std::vector<uint8_t> GgufWriter::to_bytes() const {
   const uint64_t align = alignment();
-  ByteSink sink;
+  ByteWriter sink;
   sink.put<uint32_t>(kMagic);
   sink.put<uint32_t>(3);
   sink.put<uint64_t>(tensors_.size());
   sink.put<uint64_t>(metadata_.size());
   for (const MetaEntry& entry : metadata_) {
-    sink.put_string(entry.key);
+    put_string(sink, entry.key);
     sink.put<uint32_t>(static_cast<uint32_t>(entry.value.type));
     put_value(sink, entry.value);
   }
   uint64_t offset = 0;
   for (const PendingTensor& tensor : tensors_) {
-    sink.put_string(tensor.name);
+    put_string(sink, tensor.name);
     sink.put<uint32_t>(static_cast<uint32_t>(tensor.ne.size()));
     for (const int64_t extent : tensor.ne) sink.put<uint64_t>(static_cast<uint64_t>(extent));
     sink.put<uint32_t>(static_cast<uint32_t>(tensor.type));
@@ -183,7 +166,7 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
   }
   sink.pad_to(align);
   for (const PendingTensor& tensor : tensors_) {
-    sink.put_bytes(tensor.data);
+    sink.put_bytes(tensor.data.data(), tensor.data.size());
     sink.pad_to(align);
   }
   return sink.take();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "util/atomic_file.h"
+#include "util/byte_writer.h"
 #include "util/error.h"
 #include "util/hash.h"
 
@@ -16,24 +17,11 @@ namespace {
 constexpr char kMagic[8] = {'E', 'K', 'V', 'S', 'N', 'A', 'P', '1'};
 constexpr uint32_t kVersion = 1;
 
-class Writer {
- public:
-  template <typename T>
-  void put(T value) {
-    const size_t at = bytes.size();
-    bytes.resize(at + sizeof(T));
-    std::memcpy(bytes.data() + at, &value, sizeof(T));
-  }
-  void put_bytes(const void* data, size_t n) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    bytes.insert(bytes.end(), p, p + n);
-  }
-  void put_string(const std::string& text) {
-    put<uint32_t>(static_cast<uint32_t>(text.size()));
-    put_bytes(text.data(), text.size());
-  }
-  std::vector<uint8_t> bytes;
-};
+// Snapshot strings: a u32 length, then the bytes.
+void put_string(ByteWriter& w, const std::string& text) {
+  w.put<uint32_t>(static_cast<uint32_t>(text.size()));
+  w.put_bytes(text.data(), text.size());
+}
 
 class Reader {
  public:
@@ -82,7 +70,7 @@ std::vector<uint8_t> read_file(const std::string& path) {
 
 void save_snapshot(const EventKV& history, const std::string& path) {
   const compute::KvStorage& storage = history.arena().storage();
-  Writer w;
+  ByteWriter w;
   w.put_bytes(kMagic, sizeof(kMagic));
   w.put<uint32_t>(kVersion);
   w.put<uint64_t>(history.engine().model().fingerprint());
@@ -92,8 +80,8 @@ void save_snapshot(const EventKV& history, const std::string& path) {
   w.put<uint32_t>(static_cast<uint32_t>(storage.v_dim()));
   w.put<uint32_t>(static_cast<uint32_t>(history.events().size()));
   for (const EventState& e : history.events()) {
-    w.put_string(e.id);
-    w.put_string(e.role);
+    put_string(w, e.id);
+    put_string(w, e.role);
     w.put<int32_t>(e.begin);
     w.put<uint8_t>(e.retained ? 1 : 0);
     w.put<uint32_t>(static_cast<uint32_t>(e.tokens.size()));
@@ -112,8 +100,8 @@ void save_snapshot(const EventKV& history, const std::string& path) {
       w.put_bytes(storage.v_bytes(il, slot.cell), storage.v_row_bytes());
     }
   }
-  w.put<uint64_t>(fnv1a64(w.bytes));
-  write_file_atomic(path, w.bytes);
+  w.put<uint64_t>(fnv1a64(w.bytes()));
+  write_file_atomic(path, w.bytes());
 }
 
 EventKV load_snapshot(const std::string& path, std::shared_ptr<Engine> engine,

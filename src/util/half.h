@@ -3,6 +3,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__F16C__)
 #include <immintrin.h>
@@ -54,6 +55,13 @@ inline uint16_t fp32_to_fp16(float f) {
   const uint32_t odd = (abs_bits >> 13) & 1u;
   const uint32_t rounded = abs_bits + 0xC8000FFFu + odd;  // rebias exponent and round
   return static_cast<uint16_t>(sign | (rounded >> 13));
+}
+
+// The f16 value stored (little-endian, unaligned) at p.
+inline float fp16_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, sizeof(h));
+  return fp16_to_fp32(h);
 }
 
 inline float bf16_to_fp32(uint16_t h) {

@@ -124,23 +124,9 @@ TEST_P(ForwardReference, LogitsMatchTransformersFloat32) {
   EXPECT_LE(worst, kRelativeTolerance);
 }
 
-std::vector<std::string> fixture_names() {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(testing::fixture_path("logits"))) {
-    names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-INSTANTIATE_TEST_SUITE_P(Fixtures, ForwardReference, ::testing::ValuesIn(fixture_names()),
-                         [](const auto& info) {
-                           std::string name = info.param.substr(0, info.param.find(".json"));
-                           std::replace_if(
-                               name.begin(), name.end(), [](char c) { return !std::isalnum(c); },
-                               '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Fixtures, ForwardReference,
+                         ::testing::ValuesIn(testing::logits_fixtures(false)),
+                         [](const auto& info) { return testing::fixture_test_name(info.param); });
 
 }  // namespace
 }  // namespace eventkv

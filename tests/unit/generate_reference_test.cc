@@ -92,25 +92,9 @@ TEST_P(GreedyReference, ContinuationMatchesLlamaCppOrDivergesAtANearTie) {
               GetParam().c_str(), same_f32, with_f32, same_quantized, fixture["prompts"].size());
 }
 
-std::vector<std::string> real_fixtures() {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(testing::fixture_path("logits"))) {
-    const nlohmann::json fixture =
-        testing::load_fixture("logits/" + entry.path().filename().string());
-    if (fixture.contains("model")) names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-INSTANTIATE_TEST_SUITE_P(RealModels, GreedyReference, ::testing::ValuesIn(real_fixtures()),
-                         [](const auto& info) {
-                           std::string name = info.param.substr(0, info.param.find(".json"));
-                           std::replace_if(
-                               name.begin(), name.end(), [](char c) { return !std::isalnum(c); },
-                               '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(RealModels, GreedyReference,
+                         ::testing::ValuesIn(testing::logits_fixtures(true)),
+                         [](const auto& info) { return testing::fixture_test_name(info.param); });
 
 }  // namespace
 }  // namespace eventkv

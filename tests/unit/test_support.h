@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -78,6 +80,25 @@ inline std::vector<float> base64_floats(const std::string& text) {
   std::vector<float> values(bytes.size() / sizeof(float));
   std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
   return values;
+}
+
+// The names of the logits fixtures (tests/fixtures/logits/*.json), sorted;
+// with real_only, those of real models.
+inline std::vector<std::string> logits_fixtures(bool real_only) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(fixture_path("logits"))) {
+    const std::string name = entry.path().filename().string();
+    if (!real_only || load_fixture("logits/" + name).contains("model")) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A gtest parameter name from a fixture file name: "a-b.json" -> "a_b".
+inline std::string fixture_test_name(const std::string& file) {
+  std::string name = file.substr(0, file.find(".json"));
+  for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_';
+  return name;
 }
 
 // Distance in units in the last place between two finite floats.
