@@ -78,31 +78,38 @@ struct Q8_0Block {
   }
 };
 
-// Q4_K: four chunks of 64 (low nibbles, then high nibbles of 32 bytes), each
-// half with its own 6-bit scale and min.
+// The eight 6-bit (scale, min) pairs of a Q4_K/Q5_K block, times d and dmin.
+void k_quant_scales(const uint8_t* packed, float d, float dmin, float* ds, float* dm) {
+  for (int k = 0; k < 4; ++k) {
+    ds[k] = d * static_cast<float>(packed[k] & 63);
+    dm[k] = dmin * static_cast<float>(packed[k + 4] & 63);
+    ds[k + 4] = d * static_cast<float>((packed[k + 8] & 0xF) | ((packed[k] >> 6) << 4));
+    dm[k + 4] = dmin * static_cast<float>((packed[k + 8] >> 4) | ((packed[k + 4] >> 6) << 4));
+  }
+}
+
+// Q4_K: four chunks of 64 weights, each 32 bytes whose low nibbles are the
+// first 32 weights (scale 2c) and high nibbles the next 32 (scale 2c + 1).
 struct Q4_KBlock {
   static constexpr int kElems = 256;
   static constexpr int kBytes = 144;
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
-    const float d = fp16_at(block);
-    const float dmin = fp16_at(block + 2);
-    const uint8_t* packed = block + 4;
-    for (int sub = 0; sub < 8; ++sub) {
-      const int sc =
-          sub < 4 ? packed[sub] & 63 : (packed[sub + 4] & 0xF) | ((packed[sub - 4] >> 6) << 4);
-      const int mn =
-          sub < 4 ? packed[sub + 4] & 63 : (packed[sub + 4] >> 4) | ((packed[sub] >> 6) << 4);
-      const uint8_t* q = block + 16 + 32 * (sub / 2);
-      const v16u8 q0 = load16_u8(q);
-      const v16u8 q1 = load16_u8(q + 16);
-      const v16f v0 = u8_to_f32(sub % 2 == 0 ? q0 & 15 : q0 >> 4);
-      const v16f v1 = u8_to_f32(sub % 2 == 0 ? q1 & 15 : q1 >> 4);
-      acc = (v0 * load16(x + 32 * sub) + v1 * load16(x + 32 * sub + 16)) *
-                (d * static_cast<float>(sc)) +
+    float ds[8];
+    float dm[8];
+    k_quant_scales(block + 4, fp16_at(block), fp16_at(block + 2), ds, dm);
+    const uint8_t* qs = block + 16;
+    for (int c = 0; c < 4; ++c) {
+      const v16u8 q0 = load16_u8(qs + 32 * c);
+      const v16u8 q1 = load16_u8(qs + 32 * c + 16);
+      const float* xc = x + 64 * c;
+      acc = (u8_to_f32(q0 & 15) * load16(xc) + u8_to_f32(q1 & 15) * load16(xc + 16)) * ds[2 * c] + acc;
+      acc = (u8_to_f32(q0 >> 4) * load16(xc + 32) + u8_to_f32(q1 >> 4) * load16(xc + 48)) * ds[2 * c + 1] +
             acc;
-      offset -= dmin * static_cast<float>(mn) * xsum[sub];
     }
+    float mins = 0.0f;
+    for (int k = 0; k < 8; ++k) mins += dm[k] * xsum[k];
+    offset -= mins;
   }
 };
 
@@ -114,16 +121,21 @@ struct Q6_KBlock {
   static void add(const uint8_t* block, const float* x, const float*, v16f& acc, float&) {
     const float d = fp16_at(block + 208);
     const auto* scales = reinterpret_cast<const int8_t*>(block + 192);
+    float ds[16];
+    for (int i = 0; i < 16; ++i) ds[i] = d * static_cast<float>(scales[i]);
     for (int half = 0; half < 2; ++half) {
       const uint8_t* ql = block + 64 * half;
       const uint8_t* qh = block + 128 + 32 * half;
-      for (int run = 0; run < 4; ++run) {
-        for (int part = 0; part < 2; ++part) {
-          const v16u8 low = load16_u8(ql + 32 * (run % 2) + 16 * part);
-          const v16u8 two_bits = (load16_u8(qh + 16 * part) >> static_cast<uint8_t>(2 * run)) & 3;
-          const v16f q = u8_to_f32((run < 2 ? low & 15 : low >> 4) | (two_bits << 4)) - 32.0f;
-          const float scale = d * static_cast<float>(scales[8 * half + 2 * run + part]);
-          acc = q * load16(x + 128 * half + 32 * run + 16 * part) * scale + acc;
+      for (int part = 0; part < 2; ++part) {
+        const v16u8 low0 = load16_u8(ql + 16 * part);
+        const v16u8 low1 = load16_u8(ql + 32 + 16 * part);
+        const v16u8 high = load16_u8(qh + 16 * part);
+        const float* xp = x + 128 * half + 16 * part;
+        const v16u8 nibbles[4] = {low0 & 15, low1 & 15, low0 >> 4, low1 >> 4};
+        for (int run = 0; run < 4; ++run) {
+          const v16u8 two_bits = (high >> static_cast<uint8_t>(2 * run)) & 3;
+          const v16f q = u8_to_f32(nibbles[run] | (two_bits << 4)) - 32.0f;
+          acc = q * load16(xp + 32 * run) * ds[8 * half + 2 * run + part] + acc;
         }
       }
     }
