@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kv/event_kv.h"
+#include "util/stopwatch.h"
 
 namespace eventkv::probe {
 namespace {
@@ -44,11 +45,17 @@ int predicted(const SideScores& side) {
 }
 
 PairScores run_conditions(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
-                          const std::shared_ptr<kv::KvArena>& arena) {
+                          const std::shared_ptr<kv::KvArena>& arena, ConditionTimes* times) {
+  ConditionTimes local_times;
+  ConditionTimes& t = times != nullptr ? *times : local_times;
+  Stopwatch total(t.total);
+  Stopwatch prefill(t.prefill, false);
   // Each condition is a pair of forks of the computed sides (rows shared,
   // copied only where a condition rewrites them); all ten are scored in one
   // forward pass at the end.
+  prefill.start();
   auto [a, b] = compute_sides(pair, engine, arena);
+  prefill.stop();
   EventKV visible_a = a.fork();
   EventKV visible_b = b.fork();
   const std::vector<std::string> source = {kSourceId};
@@ -58,19 +65,25 @@ PairScores run_conditions(const TokenizedPair& pair, const std::shared_ptr<kv::E
   EventKV record_b = b.fork();
   EventKV* record_sides[] = {&record_a, &record_b};
   const std::vector<std::vector<kv::EventTokens>> records = {{pair.record_a}, {pair.record_b}};
+  prefill.start();
   EventKV::append_batched(record_sides, records);
+  prefill.stop();
   EventKV local_a = a.fork();
   EventKV local_b = b.fork();
   const std::vector<std::string> later = events_after_source(local_a, pair.source_event);
   EventKV* local_sides[] = {&local_a, &local_b};
+  prefill.start();
   if (!later.empty()) EventKV::recompute_batched(local_sides, later, {}, false);
+  prefill.stop();
   EventKV no_carrier_a = a.fork();
   EventKV no_carrier_b = b.fork();
   no_carrier_a.evict(pair.carriers);
   no_carrier_b.evict(pair.carriers);
   EventKV* served[] = {&visible_a, &visible_b,    &a,           &b, &record_a, &record_b, &local_a,
                        &local_b,   &no_carrier_a, &no_carrier_b};
+  Stopwatch scoring(t.scoring);
   const auto scores = EventKV::score_batched(served, pair.query.prompt, pair.query.candidates);
+  scoring.stop();
   PairScores result;
   for (size_t c = 0; c < kConditions.size(); ++c) {
     ConditionScores condition{kConditions[c], {}, {}};

@@ -49,10 +49,18 @@ std::pair<kv::EventKV, kv::EventKV> compute_sides(const TokenizedPair& pair,
                                                   const std::shared_ptr<kv::KvArena>& arena,
                                                   const kv::EdgeMask& mask = {});
 
+// Where run_conditions spends its time (seconds, accumulated).
+struct ConditionTimes {
+  double prefill = 0.0;  // both sides, the records and the local recompute
+  double scoring = 0.0;  // the ten served caches' queries
+  double total = 0.0;    // the rest is bookkeeping: forks, evictions, copies
+};
+
 // Runs every condition; the arena must have room for about three times the
 // pair's tokens.
 PairScores run_conditions(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
-                          const std::shared_ptr<kv::KvArena>& arena);
+                          const std::shared_ptr<kv::KvArena>& arena,
+                          ConditionTimes* times = nullptr);
 
 // Index of the highest-scoring candidate (the first on ties).
 int predicted(const SideScores& side);
