@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,10 @@ std::vector<Cell> selected_cells(const Scenario& scenario, const std::vector<std
   return cells;
 }
 
+// Runs are shown by the model file's name ("smollm2-135m-instruct-q4_1"):
+// general.name is often a training-run label.
+std::string model_display_name(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
 json events_json(const std::vector<kv::Event>& events) {
   json out = json::array();
   for (const kv::Event& e : events)
@@ -67,8 +72,7 @@ store::PairRecord pair_record(const TokenizedPair& pair, const Cell& cell,
 store::RunRecord run_record(const kv::Engine& engine, const std::string& model_path,
                             const Scenario& scenario, const RunOptions& options, int n_pairs) {
   store::RunRecord run;
-  const std::string& name = engine.model().config().name;
-  run.model_name = name.empty() ? model_path : name;
+  run.model_name = model_display_name(model_path);
   run.model_path = model_path;
   run.model_fingerprint = str_cat(std::hex, engine.model().fingerprint());
   run.scenario_name = scenario.name;
@@ -182,7 +186,7 @@ RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario
     cell.distance = options.distance;
   }
   store::LandingRunRecord record;
-  record.model_name = engine->model().config().name;
+  record.model_name = model_display_name(engine->model().file().name());
   record.model_fingerprint = str_cat(std::hex, engine->model().fingerprint());
   record.scenario_name = scenario.name;
   record.scenario_hash = scenario.hash;
