@@ -30,7 +30,7 @@ void run(const ChatOptions& options) {
   const tokenizer::ChatFormat format = options.format.empty()
                                            ? tokenizer::ChatFormat::detect(engine->model().file())
                                            : tokenizer::ChatFormat::by_name(options.format);
-  kv::Context context(engine, {.n_ctx = options.model.n_ctx});
+  kv::Context context(engine, {.n_ctx = context_size(options.model, engine->model())});
   std::vector<tokenizer::ChatMessage> messages;
   if (!options.system.empty()) messages.push_back({"system", options.system});
   // Tokens already in the context; each turn appends what the canonical

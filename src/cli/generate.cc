@@ -26,7 +26,7 @@ void run(const GenerateOptions& options) {
   if (tok.add_bos()) prompt.push_back(tok.bos());
   const std::vector<int32_t> text = tok.encode(options.prompt, options.special);
   prompt.insert(prompt.end(), text.begin(), text.end());
-  kv::Context context(engine, {.n_ctx = options.model.n_ctx});
+  kv::Context context(engine, {.n_ctx = context_size(options.model, engine->model())});
   std::cout << options.prompt << std::flush;
   const sampling::GenerateResult result =
       sampling::generate(context, tok, prompt, options.params,

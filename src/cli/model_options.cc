@@ -1,5 +1,6 @@
 #include "cli/model_options.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "util/error.h"
@@ -9,7 +10,8 @@ namespace eventkv::cli {
 void add_model_options(CLI::App* cmd, ModelOptions& options) {
   cmd->add_option("-m,--model", options.model, "GGUF model file")->required();
   cmd->add_option("-t,--threads", options.threads, "threads (default: every core)");
-  cmd->add_option("-c,--ctx", options.n_ctx, "context size in tokens");
+  cmd->add_option("-c,--ctx", options.n_ctx,
+                  "context size in tokens (default: 4096 or the trained context)");
 }
 
 void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params) {
@@ -19,6 +21,10 @@ void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params) {
   cmd->add_option("--min-p", params.min_p,
                   "drop tokens below min-p times the top probability (0: off)");
   cmd->add_option("--seed", params.seed, "sampling seed");
+}
+
+int64_t context_size(const ModelOptions& options, const model::Model& model) {
+  return options.n_ctx > 0 ? options.n_ctx : std::min<int64_t>(4096, model.config().n_ctx_train);
 }
 
 std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options) {

@@ -14,8 +14,8 @@ namespace eventkv::cli {
 
 struct ModelOptions {
   std::string model;
-  int threads = 0;  // 0: every core
-  int64_t n_ctx = 4096;
+  int threads = 0;    // 0: every core
+  int64_t n_ctx = 0;  // 0: 4096 or the model's trained context, whichever is smaller
 };
 
 void add_model_options(CLI::App* cmd, ModelOptions& options);
@@ -23,5 +23,8 @@ void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params);
 
 // Loads the model and starts its threads; throws Error.
 std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options);
+
+// The context size to use: -c, or its default for this model.
+int64_t context_size(const ModelOptions& options, const model::Model& model);
 
 }  // namespace eventkv::cli

@@ -87,7 +87,7 @@ void run(const ProbeOptions& options) {
   run_options.constructions = options.constructions;
   std::tie(run_options.shard_index, run_options.shard_count) = parse_shard(options.shard);
   run_options.resume = options.resume;
-  run_options.kv_cells = options.model.n_ctx;
+  run_options.kv_cells = options.model.n_ctx > 0 ? options.model.n_ctx : 4096;
   run_options.git_version = EVENTKV_GIT_VERSION;
   store::ResultsDb db(options.db);
   const InterruptGuard guard;

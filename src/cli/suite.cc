@@ -62,7 +62,7 @@ void run(const SuiteOptions& options) {
       probe::RunOptions run;
       run.pairs = options.pairs > 0 ? options.pairs : (options.quick ? kQuickPairs : 0);
       run.resume = options.resume;
-      run.kv_cells = options.model.n_ctx;
+      run.kv_cells = options.model.n_ctx > 0 ? options.model.n_ctx : 4096;
       run.git_version = EVENTKV_GIT_VERSION;
       const probe::RunOutcome outcome =
           probe::run_scenario(engine, model_path, scenario, db, run, interrupted());
@@ -79,7 +79,7 @@ void run(const SuiteOptions& options) {
       probe::LandingRunOptions landing;
       landing.pairs = options.quick ? kQuickLandingPairs : kLandingPairs;
       landing.resume = options.resume;
-      landing.kv_cells = options.model.n_ctx;
+      landing.kv_cells = options.model.n_ctx > 0 ? options.model.n_ctx : 4096;
       landing.git_version = EVENTKV_GIT_VERSION;
       const probe::RunOutcome outcome =
           probe::run_landing(engine, *carrier, db, landing, interrupted());

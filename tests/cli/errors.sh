@@ -44,6 +44,19 @@ expect_error "tokenize: format without its tokens" "needs the special token" tok
 "$eventkv" tokenize -m "$tmp/tiny.gguf" "hi there" | grep -q "^8 tokens" || { echo "FAIL: tokenize text"; failures=$((failures + 1)); }
 echo '[{"role": "user", "content": "hi"}]' | "$eventkv" tokenize -m "$tmp/tiny.gguf" --chat --generation-prompt - |
   grep -q "message 0 (user) .*\[0, 10)" || { echo "FAIL: tokenize --chat"; failures=$((failures + 1)); }
+expect_error "generate: zero threads" "must be >= 1" generate -m "$tmp/tiny.gguf" -p hi -t -1
+expect_error "generate: bad top-p" "top-p must be in" generate -m "$tmp/tiny.gguf" -p hi --temp 1 --top-p 2
+"$eventkv" generate -m "$tmp/tiny.gguf" -p hi -n 4 -t 1 >/dev/null 2>&1 || { echo "FAIL: generate"; failures=$((failures + 1)); }
+printf '{"events": [{"id": "a", "role": "user"}]}' >"$tmp/history.json"
+expect_error "history: event without content" "events\[0\]: needs a string field 'content'" history "$tmp/history.json" -m "$tmp/tiny.gguf"
+printf '{"events": [{"id": "a", "role": "user", "content": "x"}], "evict": ["zz"], "query": {"question": "q", "candidates": [" a"]}}' >"$tmp/history.json"
+expect_error "history: evict unknown event" "unknown event 'zz'" history "$tmp/history.json" -m "$tmp/tiny.gguf"
+expect_error "history: no file" "cannot open" history "$tmp/none.json" -m "$tmp/tiny.gguf"
+expect_error "probe: no scenario" "cannot open scenario" probe "$tmp/none.json" -m "$tmp/tiny.gguf" --db "$tmp/r.db"
+expect_error "landing: no scenario" "cannot open scenario" landing "$tmp/none.json" -m "$tmp/tiny.gguf" --db "$tmp/r.db"
+expect_error "report: no database" "no such results database" report --db "$tmp/none.db" -o "$tmp/r.html"
+expect_error "suite: no scenario folder" "no such scenario folder" suite -m "$tmp/tiny.gguf" --scenarios "$tmp/none" --db "$tmp/r.db"
+[ ! -e "$tmp/r.html" ] || { echo "FAIL: a failed report left a file"; failures=$((failures + 1)); }
 leftovers=$(find "$tmp" -name '*.tmp-*' | wc -l)
 [ "$leftovers" -eq 0 ] || { echo "FAIL: temporary files left behind"; failures=$((failures + 1)); }
 
