@@ -14,6 +14,8 @@
 #include "cli/report_writer.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"
+#include "probe/summary.h"
+#include "store/results_db.h"
 #include "util/error.h"
 
 namespace eventkv::cli {
@@ -47,6 +49,36 @@ std::vector<std::string> scenario_files(const std::string& folder) {
   return files;
 }
 
+// The landing analysis looks where the value lands best: the construction
+// of the sweep (or else the carrier table) with the largest sparse-global
+// margin on this model.
+std::pair<const probe::Scenario*, std::string> landing_target(
+    const std::vector<probe::Scenario>& scenarios, store::ResultsDb& db,
+    const std::string& model_path) {
+  const probe::Scenario* chosen = nullptr;
+  for (const char* suite : {"construction-sweep", "carrier-table"}) {
+    for (const probe::Scenario& s : scenarios) {
+      if (chosen == nullptr && s.suite == suite) chosen = &s;
+    }
+  }
+  if (chosen == nullptr)
+    fail("the suite has no carrier-table or construction-sweep scenario to analyse");
+  std::string best = chosen->constructions.empty() ? "" : chosen->constructions.front().id;
+  double best_margin = -1e300;
+  for (const store::RunRecord& run : db.runs()) {
+    if (run.scenario_hash != chosen->hash || run.model_path != model_path) continue;
+    for (const report::CellResult& cell : probe::summarize_run(run, db.pairs(run.id))) {
+      for (const report::ConditionResult& c : cell.conditions) {
+        if (c.condition == "sparse-global" && c.margin.value > best_margin) {
+          best_margin = c.margin.value;
+          best = cell.construction;
+        }
+      }
+    }
+  }
+  return {chosen, best};
+}
+
 void run(const SuiteOptions& options) {
   std::vector<probe::Scenario> scenarios;
   for (const std::string& file : scenario_files(options.scenarios))
@@ -72,20 +104,19 @@ void run(const SuiteOptions& options) {
       if (outcome.interrupted)
         fail("interrupted; finished pairs are stored in ", options.db, " (rerun with --resume)");
     }
-    const auto carrier =
-        std::find_if(scenarios.begin(), scenarios.end(),
-                     [](const probe::Scenario& s) { return s.suite == "carrier-table"; });
-    if (options.landing && carrier != scenarios.end()) {
+    if (options.landing) {
+      const auto [scenario, construction] = landing_target(scenarios, db, model_path);
       probe::LandingRunOptions landing;
       landing.pairs = options.quick ? kQuickLandingPairs : kLandingPairs;
+      landing.construction = construction;
       landing.resume = options.resume;
       landing.kv_cells = options.model.n_ctx > 0 ? options.model.n_ctx : 4096;
       landing.git_version = EVENTKV_GIT_VERSION;
       const probe::RunOutcome outcome =
-          probe::run_landing(engine, *carrier, db, landing, interrupted());
-      std::fprintf(stderr, "landing of %s on %s: %lld pairs in %.1f s\n", carrier->name.c_str(),
-                   model_path.c_str(), static_cast<long long>(outcome.pairs_computed),
-                   outcome.seconds);
+          probe::run_landing(engine, *scenario, db, landing, interrupted());
+      std::fprintf(stderr, "landing of %s / %s on %s: %lld pairs in %.1f s\n",
+                   scenario->name.c_str(), construction.c_str(), model_path.c_str(),
+                   static_cast<long long>(outcome.pairs_computed), outcome.seconds);
       if (outcome.interrupted)
         fail("interrupted; finished pairs are stored in ", options.db, " (rerun with --resume)");
     }
