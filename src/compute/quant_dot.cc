@@ -103,8 +103,10 @@ struct Q4_KBlock {
       const v16u8 q0 = load16_u8(qs + 32 * c);
       const v16u8 q1 = load16_u8(qs + 32 * c + 16);
       const float* xc = x + 64 * c;
-      acc = (u8_to_f32(q0 & 15) * load16(xc) + u8_to_f32(q1 & 15) * load16(xc + 16)) * ds[2 * c] + acc;
-      acc = (u8_to_f32(q0 >> 4) * load16(xc + 32) + u8_to_f32(q1 >> 4) * load16(xc + 48)) * ds[2 * c + 1] +
+      acc = (u8_to_f32(q0 & 15) * load16(xc) + u8_to_f32(q1 & 15) * load16(xc + 16)) * ds[2 * c] +
+            acc;
+      acc = (u8_to_f32(q0 >> 4) * load16(xc + 32) + u8_to_f32(q1 >> 4) * load16(xc + 48)) *
+                ds[2 * c + 1] +
             acc;
     }
     float mins = 0.0f;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -38,7 +38,9 @@ std::vector<Cell> selected_cells(const Scenario& scenario, const std::vector<std
 
 // Runs are shown by the model file's name ("smollm2-135m-instruct-q4_1"):
 // general.name is often a training-run label.
-std::string model_display_name(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+std::string model_display_name(const std::string& path) {
+  return std::filesystem::path(path).stem().string();
+}
 
 json events_json(const std::vector<kv::Event>& events) {
   json out = json::array();
