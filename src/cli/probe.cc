@@ -34,6 +34,7 @@ struct ProbeOptions {
   int pairs = 0;       // 0: the scenario's count
   bool quick = false;
   std::vector<std::string> constructions;
+  std::vector<int> distances;
   std::string db = "results/eventkv.db";
   bool resume = false;
   std::string shard = "0/1";
@@ -85,6 +86,7 @@ void run(const ProbeOptions& options) {
   run_options.pairs =
       options.pairs > 0 ? options.pairs : (options.quick ? std::min(scenario.pairs, 20) : 0);
   run_options.constructions = options.constructions;
+  run_options.distances = options.distances;
   std::tie(run_options.shard_index, run_options.shard_count) = parse_shard(options.shard);
   run_options.resume = options.resume;
   run_options.kv_cells = options.model.n_ctx > 0 ? options.model.n_ctx : 4096;
@@ -133,6 +135,7 @@ void add_probe_command(CLI::App& app) {
   cmd->add_flag("--quick", options->quick, "at most 20 pairs per cell");
   cmd->add_option("--constructions", options->constructions, "only these construction ids")
       ->delimiter(',');
+  cmd->add_option("--distances", options->distances, "only these filler distances")->delimiter(',');
   cmd->add_option("--db", options->db, "results database (default results/eventkv.db)");
   cmd->add_flag("--resume", options->resume,
                 "continue the newest unfinished run of this model and scenario");

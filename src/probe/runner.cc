@@ -19,18 +19,26 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<Cell> selected_cells(const Scenario& scenario, const std::vector<std::string>& wanted) {
+std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& options) {
+  const auto wanted = [](const auto& list, const auto& value) {
+    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+  };
   std::vector<Cell> cells;
   for (const Cell& cell : scenario_cells(scenario)) {
-    if (wanted.empty() ||
-        std::find(wanted.begin(), wanted.end(), cell.construction) != wanted.end()) {
+    if (wanted(options.constructions, cell.construction) &&
+        wanted(options.distances, cell.distance))
       cells.push_back(cell);
-    }
   }
-  for (const std::string& id : wanted) {
+  for (const std::string& id : options.constructions) {
     if (std::none_of(cells.begin(), cells.end(),
                      [&](const Cell& c) { return c.construction == id; })) {
       fail("scenario '", scenario.name, "' has no construction '", id, "'");
+    }
+  }
+  for (const int distance : options.distances) {
+    if (std::none_of(cells.begin(), cells.end(),
+                     [&](const Cell& c) { return c.distance == distance; })) {
+      fail("scenario '", scenario.name, "' has no filler distance ", distance);
     }
   }
   return cells;
@@ -102,7 +110,7 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
          " is not of the form K/N with 0 <= K < N");
   }
   const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(engine->model().file());
-  const std::vector<Cell> cells = selected_cells(scenario, options.constructions);
+  const std::vector<Cell> cells = selected_cells(scenario, options);
   const int n_pairs = options.pairs > 0 ? options.pairs : scenario.pairs;
   RunOutcome outcome;
   const store::RunRecord record = run_record(*engine, model_path, scenario, options, n_pairs);
@@ -177,16 +185,10 @@ RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario
                        const std::atomic<bool>& interrupted) {
   const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(engine->model().file());
   const tokenizer::Tokenizer& tok = engine->model().tokenizer();
-  Cell cell = scenario_cells(scenario).front();
-  if (!options.construction.empty())
-    cell.construction = selected_cells(scenario, {options.construction}).front().construction;
-  if (options.distance >= 0) {
-    if (std::find(scenario.distances.begin(), scenario.distances.end(), options.distance) ==
-        scenario.distances.end()) {
-      fail("scenario '", scenario.name, "' has no distance ", options.distance);
-    }
-    cell.distance = options.distance;
-  }
+  RunOptions wanted;
+  if (!options.construction.empty()) wanted.constructions = {options.construction};
+  if (options.distance >= 0) wanted.distances = {options.distance};
+  const Cell cell = selected_cells(scenario, wanted).front();
   store::LandingRunRecord record;
   record.model_name = model_display_name(engine->model().file().name());
   record.model_fingerprint = str_cat(std::hex, engine->model().fingerprint());

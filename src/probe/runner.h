@@ -18,6 +18,7 @@ namespace eventkv::probe {
 struct RunOptions {
   int pairs = 0;                           // 0: the scenario's count
   std::vector<std::string> constructions;  // empty: every construction
+  std::vector<int> distances;              // empty: every filler distance
   int shard_index = 0;
   int shard_count = 1;
   bool resume = false;

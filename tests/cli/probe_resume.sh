@@ -23,6 +23,11 @@ scores "$tmp/whole.db" >"$tmp/whole.csv"
 check "uninterrupted run stored 6 pairs x 4 cells x 5 conditions x 2 sides x 2 candidates" \
   test "$(wc -l <"$tmp/whole.csv")" -eq 480
 
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --pairs 2 --distances 2 --db "$tmp/some.db" >/dev/null 2>&1
+check "--distances 2 --pairs 2 ran 2 pairs x 2 cells, the distance-2 rows of the whole run" \
+  cmp -s <(grep -F -f <(scores "$tmp/some.db") "$tmp/whole.csv") <(scores "$tmp/some.db")
+check "... and 80 rows" test "$(scores "$tmp/some.db" | wc -l)" -eq 80
+
 "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/cut.db" >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 1 200); do
