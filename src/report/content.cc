@@ -72,7 +72,99 @@ std::string invalid_marker(const CellResult& cell) {
   return cell.valid ? "" : " — INVALID";
 }
 
+// A cell carries the value when sparse-global has more aligned than anti
+// pairs at sign-test p < 0.05, in a valid cell.
+bool carries(const CellResult& cell) {
+  const ConditionResult* result = find_condition(cell, kSparseGlobal);
+  return cell.valid && result != nullptr && result->aligned > result->anti &&
+         result->sign_test_p < 0.05;
+}
+
+const CellResult* find_payload(const CellGroup& group, std::string_view payload_type) {
+  const auto match = std::find_if(group.cells.begin(), group.cells.end(), [&](const CellResult* c) {
+    return c->payload_type == payload_type;
+  });
+  return match == group.cells.end() ? nullptr : *match;
+}
+
+// Sparse-global recovery, then margin: how cells rank (a cell without a
+// sparse-global result ranks last).
+std::pair<double, double> sparse_global_score(const CellResult* cell) {
+  const ConditionResult* result = find_condition(*cell, kSparseGlobal);
+  return result == nullptr ? std::pair(-1.0, 0.0)
+                           : std::pair(result->recovery.value, result->margin.value);
+}
+
+bool ranks_below(const CellResult* a, const CellResult* b) {
+  return sparse_global_score(a) < sparse_global_score(b);
+}
+
+const CellResult* best_cell(const CellGroup& group) {
+  return *std::max_element(group.cells.begin(), group.cells.end(), ranks_below);
+}
+
+// The worst cell that has a sparse-global result.
+const CellResult* worst_cell(const CellGroup& group) {
+  const CellResult* worst = best_cell(group);
+  for (const CellResult* cell : group.cells) {
+    if (find_condition(*cell, kSparseGlobal) != nullptr && ranks_below(cell, worst)) worst = cell;
+  }
+  return worst;
+}
+
+// The paper's shape per experiment (see kHowToReadFindings).
+std::string verdict(const CellGroup& group, size_t carrying) {
+  const std::string_view suite = group.cells.front()->suite;
+  if (suite == kPayloadTypes) {
+    const CellResult* binary = find_payload(group, "binary");
+    const CellResult* three_digits = find_payload(group, "integer-3");
+    if (binary == nullptr || three_digits == nullptr)
+      return "not tested (needs binary and integer-3)";
+    return carries(*binary) && !carries(*three_digits) ? "reproduced" : "not reproduced";
+  }
+  if (suite == kConstructionSweep) {
+    const ConditionResult* best = find_condition(*best_cell(group), kSparseGlobal);
+    const ConditionResult* worst = find_condition(*worst_cell(group), kSparseGlobal);
+    const bool spread =
+        best != nullptr && worst != nullptr && best->recovery.low > worst->recovery.high;
+    return carrying > 0 && spread ? "reproduced" : "not reproduced";
+  }
+  return carrying > 0 ? "reproduced" : "not reproduced";
+}
+
 }  // namespace
+
+const std::string_view kHowToReadFindings =
+    "One row per experiment and model. A cell carries the value when sparse-global has more "
+    "aligned than anti-aligned pairs with a sign test p < 0.05 (and its sparse-local control is "
+    "exact). The verdict follows the paper's shape: the carrier table and the distance curve "
+    "reproduce when some cell carries the value; the construction sweep when some construction "
+    "carries it and the best construction's recovery interval lies above the worst one's; the "
+    "payload types when binary payloads carry it and 3-digit "
+    "numbers do not.";
+
+Table findings_table(const std::vector<CellGroup>& groups) {
+  Table table;
+  table.header = {
+      "model",  "experiment", "the paper", "cells carrying the value", "best cell (sparse-global)",
+      "verdict"};
+  for (const CellGroup& group : groups) {
+    const size_t carrying = static_cast<size_t>(std::count_if(
+        group.cells.begin(), group.cells.end(), [](const CellResult* c) { return carries(*c); }));
+    const CellResult& best = *best_cell(group);
+    const ConditionResult* result = find_condition(best, kSparseGlobal);
+    const std::string setting = setting_label(best);
+    table.rows.push_back({group.model, group.scenario, group.finding,
+                          std::to_string(carrying) + " of " + std::to_string(group.cells.size()),
+                          result == nullptr
+                              ? std::string(kNone)
+                              : (setting.empty() ? "" : setting + ": ") + recovery_cell(result) +
+                                    ", p = " + format_p_value(result->sign_test_p),
+                          verdict(group, carrying)});
+    table.flagged.push_back(false);
+  }
+  return table;
+}
 
 std::string recovery_sentence(const ConditionResult& result) {
   if (result.pairs == 0) return result.condition + " has no pairs";

@@ -23,6 +23,7 @@ struct Table {
 // The short guides at the top of the report and of the landing section.
 extern const std::string_view kHowToRead;
 extern const std::string_view kHowToReadLanding;
+extern const std::string_view kHowToReadFindings;
 
 // "sparse-global recovered 51% [41%, 61%] of 100 pairs, 51:3 aligned:anti, p = 1.2e-12".
 std::string recovery_sentence(const ConditionResult& result);
@@ -42,6 +43,10 @@ std::string token_sentence(const LandingMap& map);
 
 // Every condition of one cell: counts, recovery, sign test, margin, accuracy.
 Table condition_table(const CellResult& cell);
+
+// What reproduced: per experiment and model, the cells where sparse-global
+// carried the value, the best cell, and the verdict against the paper's shape.
+Table findings_table(const std::vector<CellGroup>& groups);
 
 // The paper's aligned:anti table: one row per cell, one column per condition.
 Table aligned_anti_table(const std::vector<CellGroup>& groups);

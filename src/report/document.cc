@@ -51,6 +51,18 @@ void add_group_heading(std::vector<Block>& blocks, const CellGroup& group) {
   if (!group.finding.empty()) add(blocks, BlockKind::kFinding, group.finding);
 }
 
+void add_findings(std::vector<Block>& blocks, const ReportData& data) {
+  std::vector<CellGroup> groups = single_cell_groups(data);
+  for (const std::string_view suite : kSweepSuites) {
+    const std::vector<CellGroup> sweeps = sweep_groups(data, suite);
+    groups.insert(groups.end(), sweeps.begin(), sweeps.end());
+  }
+  if (groups.empty()) return;
+  add_section(blocks, "findings", "What reproduced");
+  add(blocks, BlockKind::kParagraph, std::string(kHowToReadFindings));
+  add_table(blocks, findings_table(groups));
+}
+
 void add_recovery(std::vector<Block>& blocks, const ReportData& data) {
   const std::vector<CellGroup> groups = single_cell_groups(data);
   if (groups.empty()) return;
@@ -171,6 +183,7 @@ std::vector<Block> build_document(const ReportData& data) {
   add_section(blocks, "how-to-read", "How to read this");
   add(blocks, BlockKind::kParagraph, std::string(kHowToRead));
   const size_t before_results = blocks.size();
+  add_findings(blocks, data);
   add_recovery(blocks, data);
   add_constructions(blocks, data);
   add_curves(blocks, data, kPayloadTypes);

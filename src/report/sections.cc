@@ -9,8 +9,6 @@ namespace {
 
 constexpr std::array<std::string_view, 6> kPayloadOrder = {"binary",    "categorical", "integer-1",
                                                            "integer-2", "integer-3",   "name"};
-constexpr std::array<std::string_view, 3> kSweepSuites = {kConstructionSweep, kPayloadTypes,
-                                                          kDistance};
 
 bool is_sweep(std::string_view suite) {
   return std::find(kSweepSuites.begin(), kSweepSuites.end(), suite) != kSweepSuites.end();
@@ -43,16 +41,28 @@ bool shown_before(const CellResult& a, const CellResult& b) {
          std::tuple(-sparse_global_recovery(b), b.construction);
 }
 
+// The payload types are one scenario file each but one curve: they are
+// grouped under the suite's name.
+std::string group_scenario(const CellResult& cell) {
+  return cell.suite == kPayloadTypes ? std::string(kPayloadTypes) : cell.scenario;
+}
+
+std::string group_finding(const CellResult& cell) {
+  return cell.suite == kPayloadTypes
+             ? "What kinds of value land (paper: binary states land, 3-digit numbers do not)."
+             : cell.finding;
+}
+
 template <typename Keep>
 std::vector<CellGroup> group_by_model_and_scenario(const ReportData& data, Keep keep) {
   std::vector<CellGroup> groups;
   for (const CellResult& cell : data.cells) {
     if (!keep(cell)) continue;
     auto group = std::find_if(groups.begin(), groups.end(), [&](const CellGroup& g) {
-      return g.model == cell.model && g.scenario == cell.scenario;
+      return g.model == cell.model && g.scenario == group_scenario(cell);
     });
     if (group == groups.end()) {
-      groups.push_back(CellGroup{cell.model, cell.scenario, cell.finding, {}});
+      groups.push_back(CellGroup{cell.model, group_scenario(cell), group_finding(cell), {}});
       group = groups.end() - 1;
     }
     group->cells.push_back(&cell);
@@ -76,7 +86,7 @@ ModelComparison start_comparison(const std::vector<const CellResult*>& per_model
                                  std::string scenario, std::string category_kind) {
   ModelComparison comparison;
   comparison.scenario = std::move(scenario);
-  comparison.finding = per_model.front()->finding;
+  comparison.finding = group_finding(*per_model.front());
   comparison.category_kind = std::move(category_kind);
   for (const CellResult* cell : per_model) comparison.models.push_back(cell->model);
   return comparison;
@@ -100,7 +110,7 @@ ModelComparison compare_settings(std::vector<const CellResult*> cells,
                                  std::string_view category_kind) {
   const std::vector<const CellResult*> per_model = first_cell_per_model(cells);
   ModelComparison comparison =
-      start_comparison(per_model, per_model.front()->scenario, std::string(category_kind));
+      start_comparison(per_model, group_scenario(*per_model.front()), std::string(category_kind));
   std::stable_sort(cells.begin(), cells.end(),
                    [](const CellResult* a, const CellResult* b) { return setting_before(*a, *b); });
   for (const CellResult* cell : cells) {
@@ -232,7 +242,7 @@ std::vector<ModelComparison> model_comparisons(const ReportData& data) {
     for (const CellResult& cell : data.cells) {
       if (cell.suite == kSweepSuites[i]) swept.push_back(&cell);
     }
-    const auto scenario_key = [](const CellResult& cell) { return cell.scenario; };
+    const auto scenario_key = [](const CellResult& cell) { return group_scenario(cell); };
     for (const auto& cells : group_cells(swept, scenario_key)) {
       if (first_cell_per_model(cells).size() >= 2)
         comparisons.push_back(compare_settings(cells, kSweepKinds[i]));

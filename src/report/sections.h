@@ -23,6 +23,8 @@ inline constexpr std::string_view kNoCarrier = "no-carrier";
 inline constexpr std::string_view kConstructionSweep = "construction-sweep";
 inline constexpr std::string_view kPayloadTypes = "payload-types";
 inline constexpr std::string_view kDistance = "distance";
+inline constexpr std::array<std::string_view, 3> kSweepSuites = {kConstructionSweep, kPayloadTypes,
+                                                                 kDistance};
 
 // The cell's result for a condition, or nullptr.
 const ConditionResult* find_condition(const CellResult& cell, std::string_view condition);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "report/charts.h"
+#include "report/content.h"
 #include "report/format.h"
 #include "report/html.h"
 #include "report/markdown.h"
@@ -183,6 +184,36 @@ TEST(ReportSections, OrdersSweeps) {
   // Four carrier kinds and the construction sweep ran on both models; payloads and distances on
   // one.
   EXPECT_EQ(model_comparisons(data).size(), 5u);
+}
+
+TEST(ReportContent, FindingsFollowThePapersShape) {
+  ReportData data = sample_report();
+  std::vector<CellGroup> groups = single_cell_groups(data);
+  for (const std::string_view suite : kSweepSuites) {
+    const std::vector<CellGroup> sweeps = sweep_groups(data, suite);
+    groups.insert(groups.end(), sweeps.begin(), sweeps.end());
+  }
+  const Table table = findings_table(groups);
+  ASSERT_EQ(table.rows.size(), 6u);  // carrier table and sweep on 2 models, payloads, distance
+  for (const auto& row : table.rows) EXPECT_EQ(row.back(), "reproduced") << row[0] << " " << row[1];
+  // The invalid cell of the second model's carrier table does not count as carrying.
+  EXPECT_EQ(table.rows[1][3], "3 of 4");
+  EXPECT_EQ(table.rows[0][4].rfind("confirmation", 0), 0u);
+  // Payloads: when 3-digit numbers carry the value too, the paper's shape is gone.
+  for (CellResult& cell : data.cells) {
+    if (cell.payload_type == "integer-3")
+      cell.conditions[1] = sample_condition("sparse-global", 200, 90, 2, 100, 1.0);
+  }
+  const Table changed = findings_table(sweep_groups(data, kPayloadTypes));
+  ASSERT_EQ(changed.rows.size(), 1u);
+  EXPECT_EQ(changed.rows[0].back(), "not reproduced");
+  // A sweep whose constructions all recover about the same does not reproduce the spread.
+  for (CellResult& cell : data.cells) {
+    if (cell.suite == kConstructionSweep)
+      cell.conditions[1] = sample_condition("sparse-global", 200, 60, 1, 139, 1.0);
+  }
+  for (const auto& row : findings_table(sweep_groups(data, kConstructionSweep)).rows)
+    EXPECT_EQ(row.back(), "not reproduced");
 }
 
 TEST(ReportHtml, IsWellFormed) {
