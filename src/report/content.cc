@@ -32,22 +32,17 @@ const std::string_view kHowToRead =
 
 const std::string_view kHowToReadLanding =
     "A landing map shows where an evicted source's value lands, for one scenario on one model. "
-    "Events run "
-    "left to right in history order; the source (dashed outline) is evicted. A root (blue outline) "
-    "is a "
-    "retained event whose own rows carry the value: transplanting only its rows from the A run "
-    "into the B "
-    "run moves answers toward A (the shift: its share of the pairs' margin, with its 95% "
-    "interval). An arc joins an event to an "
-    "earlier "
-    "event it attended to when its rows were computed, with the arrow showing where the "
-    "information flows; "
-    "its width is the share of the margin lost when that edge is masked. Reference edges, through "
-    "which "
-    "the value "
-    "reached a root, are drawn in vermillion with their effect. The layer profile repeats the "
-    "transplant "
-    "for single layers and layer ranges; the token strip for single rows of one root.";
+    "Events run left to right in history order; the source (dashed outline) is evicted. A root "
+    "(blue outline) is a retained event whose own rows carry the value: transplanting only its "
+    "rows from the A run into the B run moves answers toward A (the shift: its share of the "
+    "pairs' margin, with its 95% interval; a root needs an interval above 0 and a share of at "
+    "least 25%). An arc joins an event to an earlier event it attended to when its rows were "
+    "computed, with the arrow showing where the information flows; its width is the share of the "
+    "margin lost when that edge is masked. Reference edges, through which the value reached a "
+    "root, are drawn in vermillion with their effect. The layer profile repeats the transplant "
+    "for single layers and layer ranges; the token strip for single rows of one root. Shares are "
+    "of the whole margin and need not add up: the margin is not a sum over rows, so one event, "
+    "layer range or edge can account for more than 100% of it, or several for a part each.";
 
 namespace {
 
