@@ -2,15 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "compute/simd.h"
 #include "compute/vec_ops.h"
 
 namespace eventkv::compute {
 namespace {
-
-constexpr float kMasked = -std::numeric_limits<float>::infinity();
 
 // Keys transposed per kv head, [n_head_kv][head_dim][n_padded], so scores of
 // 16 consecutive keys come from head_dim vector FMAs with no reductions.
