@@ -1,5 +1,6 @@
 // Prefill (512 tokens) and decode (128 tokens) throughput on the real models
 // with 1 and 2 threads: the same measurements as llama-bench's pp512/tg128.
+// Decode runs twice: exact f32 activations and int8 ones (llama.cpp's way).
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -46,17 +47,27 @@ void BM_Prefill(benchmark::State& state, const std::string& file_name) {
       static_cast<double>(kPrefillTokens), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_Decode(benchmark::State& state, const std::string& file_name) {
+void decode(benchmark::State& state, const std::string& file_name,
+            eventkv::compute::ActivationPrecision precision) {
   const auto model = load_model(file_name);
   if (!model) return state.SkipWithError("model not downloaded");
   const auto tokens = some_tokens(kDecodeTokens, model->config().n_vocab);
   auto engine = std::make_shared<eventkv::kv::Engine>(model, static_cast<int>(state.range(0)));
   for (auto _ : state) {
-    eventkv::kv::Context context(engine, {.n_ctx = kDecodeTokens});
+    eventkv::kv::Context context(engine, {.n_ctx = kDecodeTokens, .decode_precision = precision});
     for (const int32_t token : tokens) benchmark::DoNotOptimize(context.eval({&token, 1}));
   }
   state.counters["tokens_per_s"] = benchmark::Counter(
       static_cast<double>(kDecodeTokens), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Decode(benchmark::State& state, const std::string& file_name) {
+  decode(state, file_name, eventkv::compute::ActivationPrecision::kF32);
+}
+
+// Decode with int8 activations in the weight products, as llama.cpp computes.
+void BM_DecodeInt8(benchmark::State& state, const std::string& file_name) {
+  decode(state, file_name, eventkv::compute::ActivationPrecision::kInt8);
 }
 
 void register_benchmarks() {
@@ -64,8 +75,10 @@ void register_benchmarks() {
        {"smollm2-135m-instruct-q4_1.gguf", "gemma-3-270m-q4_k_m.gguf",
         "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"}) {
     using Bench = void (*)(benchmark::State&, const std::string&);
-    for (const auto& [name, fn] : {std::pair<const char*, Bench>{"prefill512/", BM_Prefill},
-                                   std::pair<const char*, Bench>{"decode128/", BM_Decode}}) {
+    for (const auto& [name, fn] :
+         {std::pair<const char*, Bench>{"prefill512/", BM_Prefill},
+          std::pair<const char*, Bench>{"decode128/", BM_Decode},
+          std::pair<const char*, Bench>{"decode128_int8/", BM_DecodeInt8}}) {
       benchmark::RegisterBenchmark((std::string(name) + file).c_str(), fn, std::string(file))
           ->Arg(1)
           ->Arg(2)

@@ -22,6 +22,7 @@ struct ChatOptions {
   std::string system;
   std::string format;
   sampling::GenerateParams params;
+  compute::ActivationPrecision precision = compute::ActivationPrecision::kInt8;
 };
 
 void run(const ChatOptions& options) {
@@ -30,7 +31,8 @@ void run(const ChatOptions& options) {
   const tokenizer::ChatFormat format = options.format.empty()
                                            ? tokenizer::ChatFormat::detect(engine->model().file())
                                            : tokenizer::ChatFormat::by_name(options.format);
-  kv::Context context(engine, {.n_ctx = context_size(options.model, engine->model())});
+  kv::Context context(engine, {.n_ctx = context_size(options.model, engine->model()),
+                               .decode_precision = options.precision});
   std::vector<tokenizer::ChatMessage> messages;
   if (!options.system.empty()) messages.push_back({"system", options.system});
   // Tokens already in the context; each turn appends what the canonical
@@ -79,6 +81,7 @@ void add_chat_command(CLI::App& app) {
   cmd->add_option("-n,--n-predict", options->params.max_tokens, "tokens per reply at most")
       ->check(CLI::NonNegativeNumber);
   add_sampling_options(cmd, options->params.sampling);
+  add_precision_option(cmd, options->precision);
   cmd->callback([options] { run(*options); });
 }
 

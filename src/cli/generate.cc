@@ -17,6 +17,7 @@ struct GenerateOptions {
   std::string prompt;
   sampling::GenerateParams params;
   bool special = false;
+  compute::ActivationPrecision precision = compute::ActivationPrecision::kInt8;
 };
 
 void run(const GenerateOptions& options) {
@@ -26,7 +27,8 @@ void run(const GenerateOptions& options) {
   if (tok.add_bos()) prompt.push_back(tok.bos());
   const std::vector<int32_t> text = tok.encode(options.prompt, options.special);
   prompt.insert(prompt.end(), text.begin(), text.end());
-  kv::Context context(engine, {.n_ctx = context_size(options.model, engine->model())});
+  kv::Context context(engine, {.n_ctx = context_size(options.model, engine->model()),
+                               .decode_precision = options.precision});
   std::cout << options.prompt << std::flush;
   const sampling::GenerateResult result =
       sampling::generate(context, tok, prompt, options.params,
@@ -50,6 +52,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--stop", options->params.stop, "stop string (repeatable)");
   cmd->add_flag("--special", options->special, "parse special-token text in the prompt");
   add_sampling_options(cmd, options->params.sampling);
+  add_precision_option(cmd, options->precision);
   cmd->callback([options] { run(*options); });
 }
 

@@ -23,6 +23,13 @@ void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params) {
   cmd->add_option("--seed", params.seed, "sampling seed");
 }
 
+void add_precision_option(CLI::App* cmd, compute::ActivationPrecision& precision) {
+  cmd->add_flag_callback(
+      "--exact", [&precision] { precision = compute::ActivationPrecision::kF32; },
+      "decode with f32 activations (slower; default: rounded to int8 in the weight products, "
+      "as llama.cpp does)");
+}
+
 int64_t context_size(const ModelOptions& options, const model::Model& model) {
   return options.n_ctx > 0 ? options.n_ctx : std::min<int64_t>(4096, model.config().n_ctx_train);
 }

@@ -1,5 +1,5 @@
 // Options every model-running subcommand shares (-m, -t, -c) and the
-// sampling options of the generating ones.
+// sampling and precision options of the generating ones.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "compute/matmul.h"
 #include "kv/engine.h"
 #include "sampling/sampler.h"
 
@@ -20,6 +21,9 @@ struct ModelOptions {
 
 void add_model_options(CLI::App* cmd, ModelOptions& options);
 void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params);
+// Adds --exact, which sets `precision` (int8 activations by default in
+// generate and chat) to f32: slower, logits as the reference tests check them.
+void add_precision_option(CLI::App* cmd, compute::ActivationPrecision& precision);
 
 // Loads the model and starts its threads; throws Error.
 std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options);

@@ -111,14 +111,14 @@ void norm_rows(const float* in, const std::vector<float>& weight, float eps, int
 
 void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const ForwardBatch& b,
                      const std::vector<std::vector<int32_t>>& visible, const RopeTable& rope_table,
-                     Activations& a, ThreadPool& pool) {
+                     Activations& a, ThreadPool& pool, ActivationPrecision precision) {
   const ModelConfig& c = model.config();
   const model::LayerWeights& w = model.weights().layers[static_cast<size_t>(il)];
   const auto n = static_cast<int64_t>(b.tokens.size());
   norm_rows(a.x.data(), w.attn_norm, c.rms_eps, n, c.n_embd, a.cur.data(), pool);
-  matmul(w.wq, a.cur.data(), n, a.q.data(), pool);
-  matmul(w.wk, a.cur.data(), n, a.k.data(), pool);
-  matmul(w.wv, a.cur.data(), n, a.v.data(), pool);
+  matmul(w.wq, a.cur.data(), n, a.q.data(), pool, precision);
+  matmul(w.wk, a.cur.data(), n, a.k.data(), pool, precision);
+  matmul(w.wv, a.cur.data(), n, a.v.data(), pool, precision);
   add_bias(a.q, w.bq, n);
   add_bias(a.k, w.bk, n);
   add_bias(a.v, w.bv, n);
@@ -138,18 +138,19 @@ void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const
   const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.head_dim_v, c.attention_scale};
   attention(shape, a.q.data(), n, keys.data(), values.data(),
             static_cast<int64_t>(b.kv_cells.size()), visible, a.attn.data(), pool);
-  matmul(w.wo, a.attn.data(), n, a.cur.data(), pool);
+  matmul(w.wo, a.attn.data(), n, a.cur.data(), pool, precision);
   if (!w.post_attention_norm.empty())
     norm_rows(a.cur.data(), w.post_attention_norm, c.rms_eps, n, c.n_embd, a.cur.data(), pool);
   add_in_place(a.x.data(), a.cur.data(), n * c.n_embd);
 }
 
-void ffn_block(const model::Model& model, int64_t il, int64_t n, Activations& a, ThreadPool& pool) {
+void ffn_block(const model::Model& model, int64_t il, int64_t n, Activations& a, ThreadPool& pool,
+               ActivationPrecision precision) {
   const ModelConfig& c = model.config();
   const model::LayerWeights& w = model.weights().layers[static_cast<size_t>(il)];
   norm_rows(a.x.data(), w.ffn_norm, c.rms_eps, n, c.n_embd, a.cur.data(), pool);
-  matmul(w.ffn_gate, a.cur.data(), n, a.gate.data(), pool);
-  matmul(w.ffn_up, a.cur.data(), n, a.up.data(), pool);
+  matmul(w.ffn_gate, a.cur.data(), n, a.gate.data(), pool, precision);
+  matmul(w.ffn_up, a.cur.data(), n, a.up.data(), pool, precision);
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       float* gate = a.gate.data() + t * c.n_ff;
@@ -161,7 +162,7 @@ void ffn_block(const model::Model& model, int64_t il, int64_t n, Activations& a,
       }
     }
   });
-  matmul(w.ffn_down, a.gate.data(), n, a.cur.data(), pool);
+  matmul(w.ffn_down, a.gate.data(), n, a.cur.data(), pool, precision);
   if (!w.post_ffw_norm.empty())
     norm_rows(a.cur.data(), w.post_ffw_norm, c.rms_eps, n, c.n_embd, a.cur.data(), pool);
   add_in_place(a.x.data(), a.cur.data(), n * c.n_embd);
@@ -178,7 +179,7 @@ void embed(const model::Model& model, const ForwardBatch& b, Activations& a) {
 }
 
 std::vector<float> output_logits(const model::Model& model, const ForwardBatch& b, Activations& a,
-                                 ThreadPool& pool) {
+                                 ThreadPool& pool, ActivationPrecision precision) {
   const ModelConfig& c = model.config();
   const auto n_out = static_cast<int64_t>(b.logit_rows.size());
   std::vector<float> normed(static_cast<size_t>(n_out * c.n_embd));
@@ -187,7 +188,7 @@ std::vector<float> output_logits(const model::Model& model, const ForwardBatch& 
              c.n_embd, normed.data() + i * c.n_embd);
   }
   std::vector<float> logits(static_cast<size_t>(n_out * c.n_vocab));
-  matmul(model.weights().output, normed.data(), n_out, logits.data(), pool);
+  matmul(model.weights().output, normed.data(), n_out, logits.data(), pool, precision);
   if (c.final_logit_softcap > 0.0f) {
     for (float& logit : logits)
       logit = c.final_logit_softcap * std::tanh(logit / c.final_logit_softcap);
@@ -198,7 +199,7 @@ std::vector<float> output_logits(const model::Model& model, const ForwardBatch& 
 }  // namespace
 
 std::vector<float> forward(const model::Model& model, KvStorage& kv, const ForwardBatch& batch,
-                           ThreadPool& pool) {
+                           ThreadPool& pool, ActivationPrecision precision) {
   const ModelConfig& c = model.config();
   check_batch(c, kv, batch);
   const auto n = static_cast<int64_t>(batch.tokens.size());
@@ -215,10 +216,10 @@ std::vector<float> forward(const model::Model& model, KvStorage& kv, const Forwa
   for (int64_t il = 0; il < c.n_layer; ++il) {
     const bool local = c.is_local_layer(il);
     attention_block(model, il, kv, batch, local ? local_visible : batch.visible,
-                    local ? local_table : global_table, a, pool);
-    ffn_block(model, il, n, a, pool);
+                    local ? local_table : global_table, a, pool, precision);
+    ffn_block(model, il, n, a, pool, precision);
   }
-  return output_logits(model, batch, a, pool);
+  return output_logits(model, batch, a, pool, precision);
 }
 
 RopeParams layer_rope(const model::ModelConfig& config, int64_t il) {

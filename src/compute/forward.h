@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compute/kv_storage.h"
+#include "compute/matmul.h"
 #include "compute/rope.h"
 #include "compute/thread_pool.h"
 #include "model/model.h"
@@ -30,8 +31,11 @@ struct ForwardBatch {
 // Runs the batch: writes its K/V rows into `kv` and returns the logits of
 // logit_rows, [logit_rows.size(), n_vocab]. Throws Error for an invalid
 // token id or an inconsistent batch. Cost: O(n * params + n * visible * dims).
+// `precision` applies to the weight products of batches under 3 tokens (see
+// compute/matmul.h); the default keeps every product exact in f32.
 std::vector<float> forward(const model::Model& model, KvStorage& kv, const ForwardBatch& batch,
-                           ThreadPool& pool);
+                           ThreadPool& pool,
+                           ActivationPrecision precision = ActivationPrecision::kF32);
 
 // RoPE of layer il: local (sliding-window) layers use their own base and no
 // scaling.

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "compute/activation_q8.h"
 #include "compute/quant_dot.h"
+#include "compute/quant_dot_q8.h"
 #include "compute/simd.h"
 #include "compute/vec_ops.h"
 #include "gguf/quants.h"
@@ -18,15 +20,16 @@ constexpr int64_t kChunk = 256;      // panel depth (a multiple of every block s
 constexpr int64_t kDotRows = 4;      // rows per fused dot call (few tokens)
 
 // Few tokens: each weight is used n_tokens times, so fused per-row dot
-// products beat dequantizing into panels.
-void matvec_rows(const WeightView& w, const float* x, const std::vector<std::vector<float>>& xsums,
-                 int64_t n_tokens, float* y, int64_t row_begin, int64_t row_end) {
+// products beat dequantizing into panels. dot(t, r, rows, out) writes token
+// t's products with rows [r, r + rows).
+template <typename DotRows>
+void matvec_rows(const WeightView& w, int64_t n_tokens, float* y, int64_t row_begin,
+                 int64_t row_end, const DotRows& dot) {
   float out[kDotRows];
   for (int64_t r = row_begin; r < row_end; r += kDotRows) {
     const int64_t rows = std::min(kDotRows, row_end - r);
     for (int64_t t = 0; t < n_tokens; ++t) {
-      dot_rows(w.type, w.data + r * w.row_bytes, w.row_bytes, rows, x + t * w.n_in, xsums[t].data(),
-               w.n_in, out);
+      dot(t, r, rows, out);
       std::copy(out, out + rows, y + t * w.n_out + r);
     }
   }
@@ -122,21 +125,54 @@ void matmul_rows(const WeightView& w, const float* x, int64_t n_tokens, float* y
   }
 }
 
+// Few tokens, f32 activations: the quantized types add offsets and mins
+// through the sums of each 32 values of x.
+void matvec_f32(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
+  std::vector<std::vector<float>> xsums;
+  for (int64_t t = 0; t < n_tokens; ++t) xsums.push_back(block_sums32(x + t * w.n_in, w.n_in));
+  pool.parallel_for(
+      w.n_out,
+      [&](int64_t begin, int64_t end) {
+        matvec_rows(w, n_tokens, y, begin, end,
+                    [&](int64_t t, int64_t r, int64_t rows, float* out) {
+                      dot_rows(w.type, w.data + r * w.row_bytes, w.row_bytes, rows, x + t * w.n_in,
+                               xsums[t].data(), w.n_in, out);
+                    });
+      },
+      kDotRows);
+}
+
+// Few tokens, int8 activations: each token's x is quantized once (in blocks
+// of q8_block), then every row multiplies it in integers.
+void matvec_int8(const WeightView& w, const float* x, int64_t n_tokens, float* y, int64_t q8_block,
+                 ThreadPool& pool) {
+  std::vector<Q8Activations> xq;
+  for (int64_t t = 0; t < n_tokens; ++t)
+    xq.push_back(quantize_activations(x + t * w.n_in, w.n_in, q8_block));
+  pool.parallel_for(
+      w.n_out,
+      [&](int64_t begin, int64_t end) {
+        matvec_rows(w, n_tokens, y, begin, end,
+                    [&](int64_t t, int64_t r, int64_t rows, float* out) {
+                      dot_rows_q8(w.type, w.data + r * w.row_bytes, w.row_bytes, rows, xq[t], out);
+                    });
+      },
+      kDotRows);
+}
+
 }  // namespace
 
-void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
-  if (n_tokens < kPanelTokens / 2) {
-    std::vector<std::vector<float>> xsums;
-    for (int64_t t = 0; t < n_tokens; ++t) xsums.push_back(block_sums32(x + t * w.n_in, w.n_in));
+void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool,
+            ActivationPrecision precision) {
+  if (n_tokens >= kPanelTokens / 2) {
     pool.parallel_for(
-        w.n_out,
-        [&](int64_t begin, int64_t end) { matvec_rows(w, x, xsums, n_tokens, y, begin, end); },
-        kDotRows);
+        w.n_out, [&](int64_t begin, int64_t end) { matmul_rows(w, x, n_tokens, y, begin, end); },
+        kPanelRows);
     return;
   }
-  pool.parallel_for(
-      w.n_out, [&](int64_t begin, int64_t end) { matmul_rows(w, x, n_tokens, y, begin, end); },
-      kPanelRows);
+  const int64_t q8_block = precision == ActivationPrecision::kInt8 ? q8_block_elems(w.type) : 0;
+  if (q8_block > 0) return matvec_int8(w, x, n_tokens, y, q8_block, pool);
+  matvec_f32(w, x, n_tokens, y, pool);
 }
 
 void dequantize_weight_row(const WeightView& w, int64_t row, float* out) {

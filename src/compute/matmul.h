@@ -1,6 +1,7 @@
 // Weight-times-activation products with the weights in their GGUF type:
 // rows are dequantized on the fly into small f32 tiles (never the whole
-// matrix), so activations stay f32 end to end.
+// matrix), so activations stay f32 end to end unless a caller opts in to
+// int8 activations for decode.
 #pragma once
 
 #include <cstddef>
@@ -13,9 +14,17 @@ namespace eventkv::compute {
 
 using model::WeightView;
 
+// How the few-token products (decode: n_tokens < 3) treat the activations.
+// kF32 is exact (logits match transformers float32); kInt8 rounds each
+// token's x to 8 bits per block (compute/activation_q8.h) and multiplies in
+// integers, as llama.cpp does: about twice as fast, logits move slightly.
+// Types without an integer kernel and larger batches always use f32.
+enum class ActivationPrecision { kF32, kInt8 };
+
 // y[t, :] = W x[t, :] for t < n_tokens. x: [n_tokens, n_in], y: [n_tokens, n_out].
 // Splits output rows across the pool's threads.
-void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
+void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool,
+            ActivationPrecision precision);
 
 // Dequantizes one whole row (the embedding lookup).
 void dequantize_weight_row(const WeightView& w, int64_t row, float* out);

@@ -54,7 +54,8 @@ std::vector<float> Context::eval(std::span<const int32_t> tokens, bool all_logit
     } else if (end == n) {
       batch.logit_rows = {static_cast<int32_t>(end - begin - 1)};
     }
-    const std::vector<float> part = compute::forward(engine_->model(), kv_, batch, engine_->pool());
+    const std::vector<float> part =
+        compute::forward(engine_->model(), kv_, batch, engine_->pool(), params_.decode_precision);
     logits.insert(logits.end(), part.begin(), part.end());
     n_past_ += end - begin;
   }
