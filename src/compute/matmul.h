@@ -17,7 +17,8 @@ using model::WeightView;
 // How the few-token products (decode: n_tokens < 3) treat the activations.
 // kF32 is exact (logits match transformers float32); kInt8 rounds each
 // token's x to 8 bits per block (compute/activation_q8.h) and multiplies in
-// integers, as llama.cpp does: about twice as fast, logits move slightly.
+// integers, as llama.cpp does: decode 1.2x (Q4_1) to 2.6x (Q4_K_M) faster
+// on the real models, logits move by a few tenths.
 // Types without an integer kernel and larger batches always use f32.
 enum class ActivationPrecision { kF32, kInt8 };
 

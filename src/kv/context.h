@@ -20,7 +20,7 @@ struct ContextParams {
   compute::KvType kv_type = compute::KvType::kF32;
   int64_t max_batch = 512;  // prompt tokens per forward call
   // Decode products (calls of 1 or 2 tokens): kF32 is exact, kInt8 rounds
-  // activations to 8 bits for about twice the speed (compute/matmul.h).
+  // activations to 8 bits for speed (compute/matmul.h).
   compute::ActivationPrecision decode_precision = compute::ActivationPrecision::kF32;
 };
 
