@@ -35,7 +35,7 @@ details { margin: 4px 0 16px; }
 summary { cursor: pointer; color: #0072B2; }
 )";
 
-void write_table(std::string& out, const Table& table) {
+void write_html_table(std::string& out, const Table& table) {
   out += "<div class=\"table\"><table>\n<thead><tr>";
   for (const std::string& cell : table.header) out += "<th>" + escape_xml(cell) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
@@ -84,11 +84,11 @@ void write_block(std::string& out, const Block& block, bool* section_open) {
       write_alert(out, block);
       break;
     case BlockKind::kTable:
-      write_table(out, block.table);
+      write_html_table(out, block.table);
       break;
     case BlockKind::kCollapsedTable:
       out += "<details><summary>" + escape_xml(block.text) + "</summary>\n";
-      write_table(out, block.table);
+      write_html_table(out, block.table);
       out += "</details>\n";
       break;
     case BlockKind::kChart:

@@ -16,7 +16,7 @@ std::string table_row(const std::vector<std::string>& cells, bool bold) {
   return row + "\n";
 }
 
-void write_table(std::string& out, const Table& table) {
+void write_markdown_table(std::string& out, const Table& table) {
   out += table_row(table.header, false);
   out += "|";
   for (size_t i = 0; i < table.header.size(); ++i) out += " --- |";
@@ -45,11 +45,11 @@ void write_block(std::string& out, const Block& block) {
       out += "\n";
       break;
     case BlockKind::kTable:
-      write_table(out, block.table);
+      write_markdown_table(out, block.table);
       break;
     case BlockKind::kCollapsedTable:
       out += escape_markdown(block.text) + ":\n\n";
-      write_table(out, block.table);
+      write_markdown_table(out, block.table);
       break;
     case BlockKind::kChart:
       break;

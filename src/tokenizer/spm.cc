@@ -6,8 +6,6 @@
 namespace eventkv::tokenizer {
 namespace {
 
-constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // U+2581
-
 // Heap order: highest score first, then leftmost.
 bool comes_after(const SpmScratch::Candidate& a, const SpmScratch::Candidate& b) {
   return a.score < b.score || (a.score == b.score && a.left > b.left);

@@ -15,6 +15,9 @@
 
 namespace eventkv::tokenizer {
 
+// SentencePiece's visible space, U+2581, which stands for " " in pieces.
+inline constexpr std::string_view kSpaceMark = "\xE2\x96\x81";
+
 // Buffers reused across fragments by one encode call.
 struct SpmScratch {
   struct Symbol {

@@ -24,8 +24,6 @@ struct TokenizerData {
 
 namespace {
 
-constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // U+2581
-
 // Per-call buffers: encode keeps no state between calls.
 struct EncodeScratch {
   std::vector<Fragment> fragments;
