@@ -1,6 +1,8 @@
 // Prefill (512 tokens) and decode (128 tokens) throughput on the real models
 // with 1 and 2 threads: the same measurements as llama-bench's pp512/tg128.
-// Decode runs twice: exact f32 activations and int8 ones (llama.cpp's way).
+// Prefill runs twice: weights in their GGUF types and dequantized once into
+// f32 panels (the experiment commands' default). Decode runs twice: exact f32
+// activations and int8 ones (llama.cpp's way).
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -16,14 +18,20 @@ namespace {
 constexpr int64_t kPrefillTokens = 512;
 constexpr int64_t kDecodeTokens = 128;
 
-std::shared_ptr<const eventkv::model::Model> load_model(const std::string& file_name) {
+constexpr int64_t kPanelBudget = int64_t{16} << 30;
+
+std::shared_ptr<const eventkv::model::Model> load_model(const std::string& file_name,
+                                                        bool panels = false) {
   const auto path = std::filesystem::path(EVENTKV_SOURCE_DIR) / "models" / file_name;
   if (!std::filesystem::exists(path)) return nullptr;
   static std::string loaded_name;
+  static bool loaded_panels = false;
   static std::shared_ptr<const eventkv::model::Model> loaded;
-  if (loaded_name != file_name) {
-    loaded = eventkv::model::Model::load(path.string());
+  if (loaded_name != file_name || loaded_panels != panels) {
+    loaded = nullptr;
+    loaded = eventkv::model::Model::load(path.string(), panels ? kPanelBudget : 0);
     loaded_name = file_name;
+    loaded_panels = panels;
   }
   return loaded;
 }
@@ -34,8 +42,8 @@ std::vector<int32_t> some_tokens(int64_t n, int64_t n_vocab) {
   return tokens;
 }
 
-void BM_Prefill(benchmark::State& state, const std::string& file_name) {
-  const auto model = load_model(file_name);
+void prefill(benchmark::State& state, const std::string& file_name, bool panels) {
+  const auto model = load_model(file_name, panels);
   if (!model) return state.SkipWithError("model not downloaded");
   const auto tokens = some_tokens(kPrefillTokens, model->config().n_vocab);
   auto engine = std::make_shared<eventkv::kv::Engine>(model, static_cast<int>(state.range(0)));
@@ -45,6 +53,14 @@ void BM_Prefill(benchmark::State& state, const std::string& file_name) {
   }
   state.counters["tokens_per_s"] = benchmark::Counter(
       static_cast<double>(kPrefillTokens), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Prefill(benchmark::State& state, const std::string& file_name) {
+  prefill(state, file_name, false);
+}
+
+void BM_PrefillPanels(benchmark::State& state, const std::string& file_name) {
+  prefill(state, file_name, true);
 }
 
 void decode(benchmark::State& state, const std::string& file_name,
@@ -77,6 +93,7 @@ void register_benchmarks() {
     using Bench = void (*)(benchmark::State&, const std::string&);
     for (const auto& [name, fn] :
          {std::pair<const char*, Bench>{"prefill512/", BM_Prefill},
+          std::pair<const char*, Bench>{"prefill512_panels/", BM_PrefillPanels},
           std::pair<const char*, Bench>{"decode128/", BM_Decode},
           std::pair<const char*, Bench>{"decode128_int8/", BM_DecodeInt8}}) {
       benchmark::RegisterBenchmark((std::string(name) + file).c_str(), fn, std::string(file))

@@ -1,6 +1,8 @@
 // Donor pairs per second on the default model for the carrier-table scenario
 // (one construction, all five conditions), with the share of time in
-// prefill, query scoring and bookkeeping (tokenizing, forks, the database).
+// prefill, query scoring and bookkeeping (tokenizing, forks, the database);
+// with the weights in their GGUF types (panels:0) and dequantized once into
+// f32 panels at load (panels:1, the experiment commands' default).
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -20,7 +22,8 @@ void BM_DonorPairsAllConditions(benchmark::State& state) {
   const auto model_path = root / "models" / "smollm2-135m-instruct-q4_1.gguf";
   if (!std::filesystem::exists(model_path))
     return state.SkipWithError("default model not downloaded");
-  const auto model = eventkv::model::Model::load(model_path.string());
+  const int64_t panel_budget = state.range(1) != 0 ? int64_t{16} << 30 : 0;
+  const auto model = eventkv::model::Model::load(model_path.string(), panel_budget);
   auto engine = std::make_shared<eventkv::kv::Engine>(model, static_cast<int>(state.range(0)));
   auto arena =
       std::make_shared<eventkv::kv::KvArena>(model->config(), 4096, eventkv::compute::KvType::kF32);
@@ -128,8 +131,8 @@ BENCHMARK(BM_DonorPairsNaive)
     ->UseRealTime()
     ->MinTime(20.0);
 BENCHMARK(BM_DonorPairsAllConditions)
-    ->Arg(1)
-    ->Arg(2)
+    ->ArgsProduct({{1, 2}, {0, 1}})
+    ->ArgNames({"threads", "panels"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(20.0);

@@ -68,6 +68,7 @@ void add_landing_command(CLI::App& app) {
   auto options = std::make_shared<LandingCliOptions>();
   cmd->add_option("scenario", options->scenario, "scenario file (JSON)")->required();
   add_model_options(cmd, options->model);
+  add_panel_option(cmd, options->model);
   cmd->add_option("--pairs", options->run.pairs, "donor pairs to analyse")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--construction", options->run.construction,

@@ -1,7 +1,10 @@
 #include "cli/model_options.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <thread>
+
+#include <unistd.h>
 
 #include "util/error.h"
 
@@ -30,6 +33,14 @@ void add_precision_option(CLI::App* cmd, compute::ActivationPrecision& precision
       "as llama.cpp does)");
 }
 
+void add_panel_option(CLI::App* cmd, ModelOptions& options) {
+  options.panels = true;
+  cmd->add_flag_callback(
+      "--low-memory", [&options] { options.panels = false; },
+      "keep the weights in their GGUF types (default: dequantized once to f32 at load when that "
+      "fits in half the memory; same results, faster prefill)");
+}
+
 int64_t context_size(const ModelOptions& options, const model::Model& model) {
   return options.n_ctx > 0 ? options.n_ctx : std::min<int64_t>(4096, model.config().n_ctx_train);
 }
@@ -40,7 +51,17 @@ std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options) {
   const int threads = options.threads == 0
                           ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
                           : options.threads;
-  return std::make_shared<kv::Engine>(model::Model::load(options.model), threads);
+  if (!options.panels)
+    return std::make_shared<kv::Engine>(model::Model::load(options.model), threads);
+  const int64_t budget = sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE) / 2;
+  auto model = model::Model::load(options.model, budget);
+  if (model->panel_bytes() == 0) {
+    std::fprintf(stderr,
+                 "eventkv: note: %s: weights kept in their GGUF types (f32 copies would take over "
+                 "half the memory)\n",
+                 options.model.c_str());
+  }
+  return std::make_shared<kv::Engine>(std::move(model), threads);
 }
 
 }  // namespace eventkv::cli

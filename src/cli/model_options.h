@@ -15,8 +15,9 @@ namespace eventkv::cli {
 
 struct ModelOptions {
   std::string model;
-  int threads = 0;    // 0: every core
-  int64_t n_ctx = 0;  // 0: 4096 or the model's trained context, whichever is smaller
+  int threads = 0;      // 0: every core
+  int64_t n_ctx = 0;    // 0: 4096 or the model's trained context, whichever is smaller
+  bool panels = false;  // dequantize the layer weights once at load (model/weights.h)
 };
 
 void add_model_options(CLI::App* cmd, ModelOptions& options);
@@ -24,6 +25,10 @@ void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params);
 // Adds --exact, which sets `precision` (int8 activations by default in
 // generate and chat) to f32: slower, logits as the reference tests check them.
 void add_precision_option(CLI::App* cmd, compute::ActivationPrecision& precision);
+
+// For the experiment commands: weights dequantized once at load (faster
+// prefill, ~4 bytes per weight) unless --low-memory.
+void add_panel_option(CLI::App* cmd, ModelOptions& options);
 
 // Loads the model and starts its threads; throws Error.
 std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options);

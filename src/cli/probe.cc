@@ -130,6 +130,7 @@ void add_probe_command(CLI::App& app) {
   cmd->add_option("-t,--threads", options->model.threads, "threads (default: every core)");
   cmd->add_option("-c,--ctx", options->model.n_ctx,
                   "KV cells for one pair's histories (default 4096)");
+  add_panel_option(cmd, options->model);
   cmd->add_option("--pairs", options->pairs, "pairs to run (default: the scenario's)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--quick", options->quick, "at most 20 pairs per cell");

@@ -146,6 +146,7 @@ void add_suite_command(CLI::App& app) {
   cmd->add_option("-t,--threads", options->model.threads, "threads (default: every core)");
   cmd->add_option("-c,--ctx", options->model.n_ctx,
                   "KV cells for one pair's histories (default 4096)");
+  add_panel_option(cmd, options->model);
   cmd->add_option("--scenarios", options->scenarios,
                   "folder of scenario files (default scenarios/paper)");
   cmd->add_flag("--quick", options->quick,

@@ -14,9 +14,9 @@
 namespace eventkv::compute {
 namespace {
 
-constexpr int64_t kPanelRows = 32;   // output rows per panel: two vectors
+using model::kPanelDepth;            // a multiple of every block size
+using model::kPanelRows;             // two vectors of outputs
 constexpr int64_t kPanelTokens = 6;  // tokens per micro-kernel call
-constexpr int64_t kChunk = 256;      // panel depth (a multiple of every block size)
 constexpr int64_t kDotRows = 4;      // rows per fused dot call (few tokens)
 
 // Few tokens: each weight is used n_tokens times, so fused per-row dot
@@ -32,22 +32,6 @@ void matvec_rows(const WeightView& w, int64_t n_tokens, float* y, int64_t row_be
       dot(t, r, rows, out);
       std::copy(out, out + rows, y + t * w.n_out + r);
     }
-  }
-}
-
-// Dequantizes elements [k0, k0 + len) of rows [row0, row0 + rows) and stores
-// them transposed, panel[k * kPanelRows + r], zero-padding missing rows.
-void fill_panel(const WeightView& w, int64_t row0, int64_t rows, int64_t k0, int64_t len,
-                float* scratch, float* panel) {
-  const gguf::TypeTraits traits = gguf::type_traits(w.type);
-  const size_t offset = static_cast<size_t>(k0 / traits.block_elems * traits.block_bytes);
-  for (int64_t r = 0; r < rows; ++r) {
-    gguf::dequantize_row(w.type, w.data + (row0 + r) * w.row_bytes + offset, scratch + r * len,
-                         len);
-  }
-  std::fill(scratch + rows * len, scratch + kPanelRows * len, 0.0f);
-  for (int64_t k = 0; k < len; ++k) {
-    for (int64_t r = 0; r < kPanelRows; ++r) panel[k * kPanelRows + r] = scratch[r * len + k];
   }
 }
 
@@ -105,22 +89,28 @@ void panel_times_tokens(const float* x, int64_t x_stride, int64_t n_tokens, cons
   }
 }
 
-// Many tokens: each panel of 32 rows x 256 columns is dequantized once and
-// multiplied with every token's slice of x.
+// Many tokens: each panel of 32 rows x 256 columns is dequantized once (or
+// was, into w.panels) and multiplied with every token's slice of x.
 void matmul_rows(const WeightView& w, const float* x, int64_t n_tokens, float* y, int64_t row_begin,
                  int64_t row_end) {
   thread_local std::vector<float> scratch;
-  thread_local std::vector<float> panel;
-  scratch.resize(static_cast<size_t>(kPanelRows * kChunk));
-  panel.resize(static_cast<size_t>(kPanelRows * kChunk));
+  thread_local std::vector<float> dequantized;
+  scratch.resize(static_cast<size_t>(kPanelRows * kPanelDepth));
+  dequantized.resize(static_cast<size_t>(kPanelRows * kPanelDepth));
   for (int64_t t = 0; t < n_tokens; ++t)
     std::fill(y + t * w.n_out + row_begin, y + t * w.n_out + row_end, 0.0f);
-  for (int64_t k0 = 0; k0 < w.n_in; k0 += kChunk) {
-    const int64_t len = std::min(kChunk, w.n_in - k0);
+  for (int64_t k0 = 0; k0 < w.n_in; k0 += kPanelDepth) {
+    const int64_t len = std::min(kPanelDepth, w.n_in - k0);
     for (int64_t r0 = row_begin; r0 < row_end; r0 += kPanelRows) {
       const int64_t rows = std::min(kPanelRows, row_end - r0);
-      fill_panel(w, r0, rows, k0, len, scratch.data(), panel.data());
-      panel_times_tokens(x + k0, w.n_in, n_tokens, panel.data(), len, y + r0, w.n_out, rows);
+      const float* panel = dequantized.data();
+      if (w.panels != nullptr) {
+        panel = w.panels +
+                (r0 / kPanelRows * w.panel_columns() + k0 / kPanelDepth) * kPanelRows * kPanelDepth;
+      } else {
+        model::dequantize_panel(w, r0, k0, len, scratch.data(), dequantized.data());
+      }
+      panel_times_tokens(x + k0, w.n_in, n_tokens, panel, len, y + r0, w.n_out, rows);
     }
   }
 }

@@ -40,6 +40,20 @@ uint64_t compute_fingerprint(const gguf::GgufFile& file) {
   return hash;
 }
 
+std::vector<WeightView*> layer_matrices(std::vector<LayerWeights>& layers) {
+  std::vector<WeightView*> matrices;
+  for (LayerWeights& l : layers) {
+    for (WeightView* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
+      matrices.push_back(w);
+  }
+  return matrices;
+}
+
+int64_t panel_bytes_of(const WeightView& w) {
+  return w.panel_rows() * w.panel_columns() * kPanelRows * kPanelDepth *
+         static_cast<int64_t>(sizeof(float));
+}
+
 }  // namespace
 
 Model::Model(gguf::GgufFile file)
@@ -49,13 +63,36 @@ Model::Model(gguf::GgufFile file)
       tokenizer_(tokenizer::Tokenizer::from_gguf(file_)),
       fingerprint_(compute_fingerprint(file_)) {}
 
-std::shared_ptr<const Model> Model::load(const std::string& path) {
-  return std::shared_ptr<const Model>(new Model(gguf::GgufFile::open(path)));
+void Model::pack_layer_panels(int64_t budget_bytes) {
+  const std::vector<WeightView*> matrices = layer_matrices(weights_.layers);
+  int64_t bytes = 0;
+  for (const WeightView* w : matrices) bytes += panel_bytes_of(*w);
+  if (bytes > budget_bytes) return;
+  for (WeightView* w : matrices) {
+    panels_.push_back(pack_panels(*w));
+    w->panels = panels_.back().data();
+  }
+}
+
+int64_t Model::panel_bytes() const {
+  int64_t bytes = 0;
+  for (const std::vector<float>& p : panels_)
+    bytes += static_cast<int64_t>(p.size() * sizeof(float));
+  return bytes;
+}
+
+std::shared_ptr<const Model> Model::load(const std::string& path, int64_t panel_budget_bytes) {
+  auto model = std::shared_ptr<Model>(new Model(gguf::GgufFile::open(path)));
+  if (panel_budget_bytes > 0) model->pack_layer_panels(panel_budget_bytes);
+  return model;
 }
 
 std::shared_ptr<const Model> Model::from_bytes(std::span<const uint8_t> bytes,
-                                               const std::string& name) {
-  return std::shared_ptr<const Model>(new Model(gguf::GgufFile::parse(bytes, name)));
+                                               const std::string& name,
+                                               int64_t panel_budget_bytes) {
+  auto model = std::shared_ptr<Model>(new Model(gguf::GgufFile::parse(bytes, name)));
+  if (panel_budget_bytes > 0) model->pack_layer_panels(panel_budget_bytes);
+  return model;
 }
 
 }  // namespace eventkv::model

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gguf/reader.h"
 #include "model/config.h"
@@ -18,15 +19,21 @@ class Model {
  public:
   // Maps the file and validates config and tensors; throws Error. Cost: the
   // header parse plus a copy of the small norm vectors; weights stay mapped.
-  static std::shared_ptr<const Model> load(const std::string& path);
+  // With panel_budget_bytes > 0, the layer matrices are also dequantized into
+  // f32 panels (WeightView::panels) when those fit in the budget: faster
+  // prefill, about 4 bytes per weight more memory, identical results.
+  static std::shared_ptr<const Model> load(const std::string& path, int64_t panel_budget_bytes = 0);
   // For in-memory files (tests): `bytes` must outlive the model.
   static std::shared_ptr<const Model> from_bytes(std::span<const uint8_t> bytes,
-                                                 const std::string& name);
+                                                 const std::string& name,
+                                                 int64_t panel_budget_bytes = 0);
 
   const gguf::GgufFile& file() const { return file_; }
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
   const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
+  // Bytes of f32 panels held (0 when the weights are used in their GGUF types).
+  int64_t panel_bytes() const;
 
   // Identifies the model for snapshots: a hash of its metadata, its tensor
   // table (names, types, shapes, offsets) and bytes sampled from every tensor.
@@ -34,10 +41,12 @@ class Model {
 
  private:
   explicit Model(gguf::GgufFile file);
+  void pack_layer_panels(int64_t budget_bytes);
 
   gguf::GgufFile file_;
   ModelConfig config_;
   ModelWeights weights_;
+  std::vector<std::vector<float>> panels_;  // storage of the layers' WeightView::panels
   tokenizer::Tokenizer tokenizer_;
   uint64_t fingerprint_ = 0;
 };

@@ -1,5 +1,6 @@
 #include "model/weights.h"
 
+#include <algorithm>
 #include <string>
 
 #include "gguf/quants.h"
@@ -80,6 +81,35 @@ LayerWeights load_layer(const TensorLoader& load, const ModelConfig& c, int64_t 
 }
 
 }  // namespace
+
+void dequantize_panel(const WeightView& w, int64_t row0, int64_t k0, int64_t len, float* scratch,
+                      float* out) {
+  const gguf::TypeTraits traits = gguf::type_traits(w.type);
+  const size_t offset = static_cast<size_t>(k0 / traits.block_elems * traits.block_bytes);
+  const int64_t rows = std::min(kPanelRows, w.n_out - row0);
+  for (int64_t r = 0; r < rows; ++r) {
+    gguf::dequantize_row(w.type, w.data + (row0 + r) * w.row_bytes + offset, scratch + r * len,
+                         len);
+  }
+  std::fill(scratch + rows * len, scratch + kPanelRows * len, 0.0f);
+  for (int64_t k = 0; k < len; ++k) {
+    for (int64_t r = 0; r < kPanelRows; ++r) out[k * kPanelRows + r] = scratch[r * len + k];
+  }
+}
+
+std::vector<float> pack_panels(const WeightView& w) {
+  constexpr int64_t kPanelElems = kPanelRows * kPanelDepth;
+  std::vector<float> panels(static_cast<size_t>(w.panel_rows() * w.panel_columns() * kPanelElems));
+  std::vector<float> scratch(static_cast<size_t>(kPanelElems));
+  for (int64_t p = 0; p < w.panel_rows(); ++p) {
+    for (int64_t c = 0; c < w.panel_columns(); ++c) {
+      const int64_t k0 = c * kPanelDepth;
+      dequantize_panel(w, p * kPanelRows, k0, std::min(kPanelDepth, w.n_in - k0), scratch.data(),
+                       panels.data() + (p * w.panel_columns() + c) * kPanelElems);
+    }
+  }
+  return panels;
+}
 
 ModelWeights load_weights(const gguf::GgufFile& file, const ModelConfig& config) {
   const TensorLoader load(file);

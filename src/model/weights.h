@@ -12,6 +12,12 @@
 
 namespace eventkv::model {
 
+// The many-token product (compute/matmul.h) multiplies f32 panels of
+// kPanelRows rows x kPanelDepth columns, stored column by column
+// (panel[k * kPanelRows + r]) with rows past the matrix's end zero.
+inline constexpr int64_t kPanelRows = 32;
+inline constexpr int64_t kPanelDepth = 256;
+
 // A matrix as stored in GGUF: n_out rows of n_in elements, row r at
 // data + r * row_bytes, in the tensor's own type. y[o] = sum_i W[o, i] x[i].
 struct WeightView {
@@ -20,7 +26,25 @@ struct WeightView {
   int64_t n_out = 0;
   const uint8_t* data = nullptr;
   size_t row_bytes = 0;
+  // Optional: every panel dequantized once, so many-token products skip
+  // dequantizing per call (same values, same results). Panel (p, c), of rows
+  // [32p, 32p + 32) and columns [256c, 256c + 256), starts at
+  // panels + (p * panel_columns() + c) * kPanelRows * kPanelDepth.
+  const float* panels = nullptr;
+
+  int64_t panel_rows() const { return (n_out + kPanelRows - 1) / kPanelRows; }
+  int64_t panel_columns() const { return (n_in + kPanelDepth - 1) / kPanelDepth; }
 };
+
+// Dequantizes panel (row0 / kPanelRows, k0 / kPanelDepth) of `w`: columns
+// [k0, k0 + len) of rows [row0, row0 + kPanelRows). scratch: kPanelRows *
+// kPanelDepth floats; out: len * kPanelRows floats.
+void dequantize_panel(const WeightView& w, int64_t row0, int64_t k0, int64_t len, float* scratch,
+                      float* out);
+
+// Every panel of `w` in the layout of WeightView::panels. Cost: one
+// dequantization of the matrix; 4 bytes per element (rows and columns padded).
+std::vector<float> pack_panels(const WeightView& w);
 
 struct LayerWeights {
   std::vector<float> attn_norm;
