@@ -21,10 +21,13 @@ struct AttentionShape {
 // q: [n_queries, n_head * head_dim]; k: [n_keys, n_head_kv * head_dim];
 // v: [n_keys, n_head_kv * head_dim_v]; visible[t]: ascending indices into
 // k/v that query t attends to. out: [n_queries, n_head * head_dim_v]. A query
-// that sees no key gets zeros. Cost: per query and head, one pass over the
-// span between its first and last visible key.
+// that sees no key gets zeros. Sums run over each query's visible keys in
+// list order, so a query's result does not depend on the other queries or
+// keys of the batch. Cost: per query and head, one pass over its visible
+// keys; plus one compacted copy of the keys per run of queries whose lists
+// are prefixes of one list (a sequence's causal tokens), per call.
 void attention(const AttentionShape& shape, const float* q, int64_t n_queries, const float* k,
-               const float* v, int64_t n_keys, const std::vector<std::vector<int32_t>>& visible,
-               float* out, ThreadPool& pool);
+               const float* v, const std::vector<std::vector<int32_t>>& visible, float* out,
+               ThreadPool& pool);
 
 }  // namespace eventkv::compute

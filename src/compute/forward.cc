@@ -136,8 +136,7 @@ void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const
   kv.gather_k(il, b.kv_cells, keys.data());
   kv.gather_v(il, b.kv_cells, values.data());
   const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.head_dim_v, c.attention_scale};
-  attention(shape, a.q.data(), n, keys.data(), values.data(),
-            static_cast<int64_t>(b.kv_cells.size()), visible, a.attn.data(), pool);
+  attention(shape, a.q.data(), n, keys.data(), values.data(), visible, a.attn.data(), pool);
   matmul(w.wo, a.attn.data(), n, a.cur.data(), pool, precision);
   if (!w.post_attention_norm.empty())
     norm_rows(a.cur.data(), w.post_attention_norm, c.rms_eps, n, c.n_embd, a.cur.data(), pool);
