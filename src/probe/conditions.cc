@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kv/event_kv.h"
+#include "util/error.h"
 #include "util/stopwatch.h"
 
 namespace eventkv::probe {
@@ -44,37 +45,52 @@ int predicted(const SideScores& side) {
                           side.log_probs.begin());
 }
 
-PairScores run_conditions(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
-                          const std::shared_ptr<kv::KvArena>& arena, ConditionTimes* times) {
-  ConditionTimes local_times;
-  ConditionTimes& t = times != nullptr ? *times : local_times;
-  Stopwatch total(t.total);
-  Stopwatch prefill(t.prefill, false);
-  // Each condition is a pair of forks of the computed sides (rows shared,
-  // copied only where a condition rewrites them); all ten are scored in one
-  // forward pass at the end.
-  prefill.start();
+namespace {
+
+// The rows a pair's conditions are served from, computed once: both sides
+// with the source visible, the sparse-global sides (source evicted) and the
+// sparse-local sides (later events recomputed without it).
+struct ComputedSides {
+  EventKV visible_a, visible_b, global_a, global_b, local_a, local_b;
+};
+
+ComputedSides compute_conditions(const TokenizedPair& pair,
+                                 const std::shared_ptr<kv::Engine>& engine,
+                                 const std::shared_ptr<kv::KvArena>& arena) {
   auto [a, b] = compute_sides(pair, engine, arena);
-  prefill.stop();
   EventKV visible_a = a.fork();
   EventKV visible_b = b.fork();
   const std::vector<std::string> source = {kSourceId};
   a.evict(source);
   b.evict(source);
-  EventKV record_a = a.fork();
-  EventKV record_b = b.fork();
-  EventKV* record_sides[] = {&record_a, &record_b};
-  const std::vector<std::vector<kv::EventTokens>> records = {{pair.record_a}, {pair.record_b}};
-  prefill.start();
-  EventKV::append_batched(record_sides, records);
-  prefill.stop();
   EventKV local_a = a.fork();
   EventKV local_b = b.fork();
   const std::vector<std::string> later = events_after_source(local_a, pair.source_event);
   EventKV* local_sides[] = {&local_a, &local_b};
-  prefill.start();
   if (!later.empty()) EventKV::recompute_batched(local_sides, later, {}, false);
+  return {std::move(visible_a), std::move(visible_b), std::move(a),
+          std::move(b),         std::move(local_a),   std::move(local_b)};
+}
+
+// Serves `pair` from the first n_events events of `sides` (all of them, or
+// a longer pair's whose first events are this pair's) and scores the query
+// in one forward pass over the ten caches.
+PairScores serve_conditions(const TokenizedPair& pair, const ComputedSides& sides,
+                            ConditionTimes& t) {
+  const auto n_events = static_cast<int64_t>(pair.events_a.size());
+  EventKV visible_a = sides.visible_a.fork(n_events);
+  EventKV visible_b = sides.visible_b.fork(n_events);
+  EventKV a = sides.global_a.fork(n_events);
+  EventKV b = sides.global_b.fork(n_events);
+  EventKV record_a = a.fork();
+  EventKV record_b = b.fork();
+  EventKV* record_sides[] = {&record_a, &record_b};
+  const std::vector<std::vector<kv::EventTokens>> records = {{pair.record_a}, {pair.record_b}};
+  Stopwatch prefill(t.prefill);
+  EventKV::append_batched(record_sides, records);
   prefill.stop();
+  EventKV local_a = sides.local_a.fork(n_events);
+  EventKV local_b = sides.local_b.fork(n_events);
   EventKV no_carrier_a = a.fork();
   EventKV no_carrier_b = b.fork();
   no_carrier_a.evict(pair.carriers);
@@ -94,6 +110,49 @@ PairScores run_conditions(const TokenizedPair& pair, const std::shared_ptr<kv::E
   }
   result.local_identical = result.conditions[3].a.log_probs == result.conditions[3].b.log_probs;
   return result;
+}
+
+bool same_events(const std::vector<kv::EventTokens>& shorter,
+                 const std::vector<kv::EventTokens>& longer) {
+  return shorter.size() <= longer.size() &&
+         std::equal(shorter.begin(), shorter.end(), longer.begin(),
+                    [](const kv::EventTokens& x, const kv::EventTokens& y) {
+                      return x.id == y.id && x.tokens == y.tokens;
+                    });
+}
+
+}  // namespace
+
+bool is_leading_part(const TokenizedPair& shorter, const TokenizedPair& longer) {
+  return shorter.source_event == longer.source_event && shorter.carriers == longer.carriers &&
+         same_events(shorter.events_a, longer.events_a) &&
+         same_events(shorter.events_b, longer.events_b);
+}
+
+PairScores run_conditions(const TokenizedPair& pair, const std::shared_ptr<kv::Engine>& engine,
+                          const std::shared_ptr<kv::KvArena>& arena, ConditionTimes* times) {
+  return run_conditions_nested({pair}, engine, arena, times).front();
+}
+
+std::vector<PairScores> run_conditions_nested(const std::vector<TokenizedPair>& pairs,
+                                              const std::shared_ptr<kv::Engine>& engine,
+                                              const std::shared_ptr<kv::KvArena>& arena,
+                                              ConditionTimes* times) {
+  ConditionTimes local_times;
+  ConditionTimes& t = times != nullptr ? *times : local_times;
+  Stopwatch total(t.total);
+  const TokenizedPair& longest = pairs.back();
+  for (const TokenizedPair& pair : pairs) {
+    if (!is_leading_part(pair, longest))
+      fail("run_conditions_nested: pair ", pair.texts.index, " is not a leading part of the last");
+  }
+  Stopwatch prefill(t.prefill);
+  const ComputedSides sides = compute_conditions(longest, engine, arena);
+  prefill.stop();
+  std::vector<PairScores> scores;
+  scores.reserve(pairs.size());
+  for (const TokenizedPair& pair : pairs) scores.push_back(serve_conditions(pair, sides, t));
+  return scores;
 }
 
 }  // namespace eventkv::probe

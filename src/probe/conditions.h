@@ -62,6 +62,20 @@ PairScores run_conditions(const TokenizedPair& pair, const std::shared_ptr<kv::E
                           const std::shared_ptr<kv::KvArena>& arena,
                           ConditionTimes* times = nullptr);
 
+// Whether `shorter`'s histories are the first events of `longer`'s (one pair
+// drawn at two filler distances), with the same source and carriers.
+bool is_leading_part(const TokenizedPair& shorter, const TokenizedPair& longer);
+
+// run_conditions for pairs that are leading parts of the last one (throws
+// Error otherwise): the last pair's sides are computed once and every pair is
+// served from its first events, which are the rows a pair computed alone
+// gets, since each row sees only earlier ones. Scores are those of
+// run_conditions on each pair, bit for bit.
+std::vector<PairScores> run_conditions_nested(const std::vector<TokenizedPair>& pairs,
+                                              const std::shared_ptr<kv::Engine>& engine,
+                                              const std::shared_ptr<kv::KvArena>& arena,
+                                              ConditionTimes* times = nullptr);
+
 // Index of the highest-scoring candidate (the first on ties).
 int predicted(const SideScores& side);
 

@@ -44,6 +44,26 @@ std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& opt
   return cells;
 }
 
+// The cells of one construction, by ascending distance: a pair drawn at a
+// shorter distance is the leading part of the same pair at a longer one, so
+// the chain is computed once (run_conditions_nested).
+std::vector<std::vector<Cell>> distance_chains(const std::vector<Cell>& cells) {
+  std::map<std::string, std::vector<Cell>> by_construction;
+  std::vector<std::string> order;
+  for (const Cell& cell : cells) {
+    if (by_construction.count(cell.construction) == 0) order.push_back(cell.construction);
+    by_construction[cell.construction].push_back(cell);
+  }
+  std::vector<std::vector<Cell>> chains;
+  for (const std::string& construction : order) {
+    std::vector<Cell> chain = by_construction[construction];
+    std::sort(chain.begin(), chain.end(),
+              [](const Cell& x, const Cell& y) { return x.distance < y.distance; });
+    chains.push_back(std::move(chain));
+  }
+  return chains;
+}
+
 // Runs are shown by the model file's name ("smollm2-135m-instruct-q4_1"):
 // general.name is often a training-run label.
 std::string model_display_name(const std::string& path) {
@@ -124,25 +144,41 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
   Progress progress(scenario.name + " / " + record.model_name, total, "pairs");
   const auto start = std::chrono::steady_clock::now();
   int64_t done = 0;
+  const auto store = [&](const TokenizedPair& pair, const Cell& cell, const PairScores& scores) {
+    if (!scores.local_identical) {
+      outcome.invalid = true;
+      std::fprintf(
+          stderr,
+          "\neventkv: error: %s pair %lld: sparse-local served different scores to A and B\n",
+          scenario.name.c_str(), static_cast<long long>(pair.texts.index));
+    }
+    db.store_pair(outcome.run_id, pair_record(pair, cell, scores));
+    ++outcome.pairs_computed;
+    progress.update(++done);
+  };
   for (int index = options.shard_index; index < n_pairs && !interrupted;
        index += options.shard_count) {
-    for (const Cell& cell : cells) {
+    for (const std::vector<Cell>& chain : distance_chains(cells)) {
       if (interrupted) break;
-      if (stored.count({index, cell.construction, cell.distance}) == 0) {
-        const TokenizedPair pair =
-            tokenize_pair(scenario, cell, index, format, engine->model().tokenizer());
-        const PairScores scores = run_conditions(pair, engine, arena);
-        if (!scores.local_identical) {
-          outcome.invalid = true;
-          std::fprintf(
-              stderr,
-              "\neventkv: error: %s pair %d: sparse-local served different scores to A and B\n",
-              scenario.name.c_str(), index);
+      std::vector<Cell> missing;
+      std::vector<TokenizedPair> pairs;
+      for (const Cell& cell : chain) {
+        if (stored.count({index, cell.construction, cell.distance}) > 0) {
+          progress.update(++done);
+          continue;
         }
-        db.store_pair(outcome.run_id, pair_record(pair, cell, scores));
-        ++outcome.pairs_computed;
+        missing.push_back(cell);
+        pairs.push_back(tokenize_pair(scenario, cell, index, format, engine->model().tokenizer()));
       }
-      progress.update(++done);
+      if (pairs.empty()) continue;
+      if (std::all_of(pairs.begin(), pairs.end(),
+                      [&](const TokenizedPair& p) { return is_leading_part(p, pairs.back()); })) {
+        const std::vector<PairScores> scores = run_conditions_nested(pairs, engine, arena);
+        for (size_t i = 0; i < pairs.size(); ++i) store(pairs[i], missing[i], scores[i]);
+      } else {
+        for (size_t i = 0; i < pairs.size(); ++i)
+          store(pairs[i], missing[i], run_conditions(pairs[i], engine, arena));
+      }
     }
   }
   progress.finish();

@@ -11,6 +11,7 @@
 #include "probe/pairs.h"
 #include "probe/scenario.h"
 #include "test_support.h"
+#include "util/error.h"
 
 namespace eventkv::probe {
 namespace {
@@ -80,13 +81,56 @@ TEST_P(ConditionsTest, PairsAreIdenticalOutsideTheSourceAndSparseLocalIsExact) {
   }
 }
 
+// One pair at filler distances 1 and 2: the shorter is the leading part of
+// the longer, and serving both from the longer's rows gives the scores each
+// gets computed alone, bit for bit.
+class NestedDistancesTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NestedDistancesTest, ScoresAsComputedAlone) {
+  const Harness h = make_harness(GetParam());
+  if (!h.engine) GTEST_SKIP() << GetParam() << " not downloaded";
+  const Scenario scenario = tiny_scenario();
+  const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(h.engine->model().file());
+  const tokenizer::Tokenizer& tok = h.engine->model().tokenizer();
+  for (const std::string construction : {"ok", "noted"}) {
+    const TokenizedPair near = tokenize_pair(scenario, {construction, 1}, 0, format, tok);
+    const TokenizedPair far = tokenize_pair(scenario, {construction, 2}, 0, format, tok);
+    ASSERT_TRUE(is_leading_part(near, far));
+    EXPECT_FALSE(is_leading_part(far, near));
+    const int64_t cells_before = h.arena->cells_in_use();
+    const std::vector<PairScores> nested = run_conditions_nested({near, far}, h.engine, h.arena);
+    EXPECT_EQ(h.arena->cells_in_use(), cells_before);
+    ASSERT_EQ(nested.size(), 2u);
+    const PairScores alone[] = {run_conditions(near, h.engine, h.arena),
+                                run_conditions(far, h.engine, h.arena)};
+    for (size_t p = 0; p < 2; ++p) {
+      ASSERT_EQ(nested[p].conditions.size(), kConditions.size());
+      for (size_t c = 0; c < kConditions.size(); ++c) {
+        EXPECT_EQ(nested[p].conditions[c].a.log_probs, alone[p].conditions[c].a.log_probs)
+            << construction << " distance " << p + 1 << " " << kConditions[c];
+        EXPECT_EQ(nested[p].conditions[c].b.log_probs, alone[p].conditions[c].b.log_probs);
+      }
+    }
+    // Distance changes what the query sees: the two pairs score differently.
+    EXPECT_NE(nested[0].conditions[0].a.log_probs, nested[1].conditions[0].a.log_probs);
+  }
+  const TokenizedPair ok = tokenize_pair(scenario, {"ok", 1}, 0, format, tok);
+  const TokenizedPair noted = tokenize_pair(scenario, {"noted", 2}, 0, format, tok);
+  EXPECT_FALSE(is_leading_part(ok, noted));
+  EXPECT_THROW(run_conditions_nested({ok, noted}, h.engine, h.arena), Error);
+}
+
+std::string model_test_name(const ::testing::TestParamInfo<std::string>& info) {
+  return info.param.empty() ? std::string("generated") : info.param.substr(0, info.param.find('-'));
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, NestedDistancesTest,
+                         ::testing::Values("", "smollm2-135m-instruct-q4_1.gguf"), model_test_name);
+
 INSTANTIATE_TEST_SUITE_P(Models, ConditionsTest,
                          ::testing::Values("", "smollm2-135m-instruct-q4_1.gguf",
                                            "gemma-3-270m-q4_k_m.gguf"),
-                         [](const auto& info) {
-                           return info.param.empty() ? std::string("generated")
-                                                     : info.param.substr(0, info.param.find('-'));
-                         });
+                         model_test_name);
 
 }  // namespace
 }  // namespace eventkv::probe
