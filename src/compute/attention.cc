@@ -5,6 +5,7 @@
 
 #include "compute/simd.h"
 #include "compute/vec_ops.h"
+#include "util/aligned_vector.h"
 
 namespace eventkv::compute {
 namespace {
@@ -44,7 +45,7 @@ std::vector<QueryGroup> group_queries(const std::vector<std::vector<int32_t>>& v
 // head_dim vector FMAs with no reductions.
 struct TransposedKeys {
   int64_t n_padded = 0;
-  std::vector<float> values;
+  AlignedVector<float> values;
 
   const float* head(int64_t kv_head, int64_t head_dim) const {
     return values.data() + kv_head * head_dim * n_padded;

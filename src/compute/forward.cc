@@ -6,6 +6,7 @@
 #include "compute/matmul.h"
 #include "compute/rope.h"
 #include "compute/vec_ops.h"
+#include "util/aligned_vector.h"
 #include "util/error.h"
 
 namespace eventkv::compute {
@@ -131,8 +132,8 @@ void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const
       kv.write_v(il, b.cells[t], a.v.data() + t * c.v_dim());
     }
   });
-  std::vector<float> keys(b.kv_cells.size() * static_cast<size_t>(c.kv_dim()));
-  std::vector<float> values(b.kv_cells.size() * static_cast<size_t>(c.v_dim()));
+  AlignedVector<float> keys(b.kv_cells.size() * static_cast<size_t>(c.kv_dim()));
+  AlignedVector<float> values(b.kv_cells.size() * static_cast<size_t>(c.v_dim()));
   kv.gather_k(il, b.kv_cells, keys.data());
   kv.gather_v(il, b.kv_cells, values.data());
   const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.head_dim_v, c.attention_scale};

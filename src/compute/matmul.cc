@@ -9,6 +9,7 @@
 #include "compute/simd.h"
 #include "compute/vec_ops.h"
 #include "gguf/quants.h"
+#include "util/aligned_vector.h"
 #include "util/error.h"
 
 namespace eventkv::compute {
@@ -94,7 +95,7 @@ void panel_times_tokens(const float* x, int64_t x_stride, int64_t n_tokens, cons
 void matmul_rows(const WeightView& w, const float* x, int64_t n_tokens, float* y, int64_t row_begin,
                  int64_t row_end) {
   thread_local std::vector<float> scratch;
-  thread_local std::vector<float> dequantized;
+  thread_local AlignedVector<float> dequantized;
   scratch.resize(static_cast<size_t>(kPanelRows * kPanelDepth));
   dequantized.resize(static_cast<size_t>(kPanelRows * kPanelDepth));
   for (int64_t t = 0; t < n_tokens; ++t)

@@ -76,7 +76,7 @@ void Model::pack_layer_panels(int64_t budget_bytes) {
 
 int64_t Model::panel_bytes() const {
   int64_t bytes = 0;
-  for (const std::vector<float>& p : panels_)
+  for (const AlignedVector<float>& p : panels_)
     bytes += static_cast<int64_t>(p.size() * sizeof(float));
   return bytes;
 }

@@ -46,7 +46,7 @@ class Model {
   gguf::GgufFile file_;
   ModelConfig config_;
   ModelWeights weights_;
-  std::vector<std::vector<float>> panels_;  // storage of the layers' WeightView::panels
+  std::vector<AlignedVector<float>> panels_;  // storage of the layers' WeightView::panels
   tokenizer::Tokenizer tokenizer_;
   uint64_t fingerprint_ = 0;
 };

@@ -9,6 +9,7 @@
 
 #include "gguf/reader.h"
 #include "model/config.h"
+#include "util/aligned_vector.h"
 
 namespace eventkv::model {
 
@@ -44,7 +45,7 @@ void dequantize_panel(const WeightView& w, int64_t row0, int64_t k0, int64_t len
 
 // Every panel of `w` in the layout of WeightView::panels. Cost: one
 // dequantization of the matrix; 4 bytes per element (rows and columns padded).
-std::vector<float> pack_panels(const WeightView& w);
+AlignedVector<float> pack_panels(const WeightView& w);
 
 struct LayerWeights {
   std::vector<float> attn_norm;
