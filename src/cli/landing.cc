@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/model_options.h"
+#include "git_version.h"
 #include "probe/landing.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/model_options.h"
+#include "git_version.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"
 #include "probe/summary.h"

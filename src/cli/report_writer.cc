@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "git_version.h"
 #include "probe/summary.h"
 #include "report/html.h"
 #include "report/markdown.h"

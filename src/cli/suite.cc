@@ -12,6 +12,7 @@
 #include "cli/interrupt.h"
 #include "cli/model_options.h"
 #include "cli/report_writer.h"
+#include "git_version.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"
 #include "probe/summary.h"
