@@ -9,6 +9,12 @@
 namespace eventkv::store {
 namespace {
 
+// SET clause of a resumed run: appends the resuming version (parameter ?3)
+// to git_version unless it is already listed.
+constexpr const char* kAddVersion =
+    "git_version = CASE WHEN instr(' ' || git_version || ' ', ' ' || ?3 || ' ') > 0 "
+    "THEN git_version ELSE git_version || ' ' || ?3 END";
+
 std::string parent_folder_made(const std::string& path) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
@@ -174,8 +180,9 @@ int64_t ResultsDb::open_run(RunRecord run, bool resume) {
         .bind(6, static_cast<int64_t>(run.shard_count));
     if (find.step()) {
       const int64_t id = find.column_int(0);
-      Statement reopen(db_, "UPDATE runs SET status = 'running', threads = ?2 WHERE id = ?1");
-      reopen.bind(1, id).bind(2, static_cast<int64_t>(run.threads)).run();
+      Statement reopen(db_, str_cat("UPDATE runs SET status = 'running', threads = ?2, ",
+                                    kAddVersion, " WHERE id = ?1"));
+      reopen.bind(1, id).bind(2, static_cast<int64_t>(run.threads)).bind(3, run.git_version).run();
       return id;
     }
   }
@@ -265,7 +272,12 @@ int64_t ResultsDb::open_landing(const LandingRunRecord& run, bool resume) {
     find.bind(4, static_cast<int64_t>(run.distance))
         .bind(5, static_cast<int64_t>(run.seed))
         .bind(6, run.n_pairs);
-    if (find.step()) return find.column_int(0);
+    if (find.step()) {
+      const int64_t id = find.column_int(0);
+      Statement reopen(db_, str_cat("UPDATE landing_runs SET ", kAddVersion, " WHERE id = ?1"));
+      reopen.bind(1, id).bind(3, run.git_version).run();
+      return id;
+    }
   }
   Statement insert(
       db_,

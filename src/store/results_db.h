@@ -26,7 +26,7 @@ struct RunRecord {
   std::string scenario_hash;
   std::string scenario_json;
   std::string payload_type;
-  std::string git_version;
+  std::string git_version;  // every version that computed its pairs, space-separated (resumes)
   uint64_t seed = 0;
   int threads = 0;
   int64_t n_pairs = 0;
@@ -66,7 +66,7 @@ struct LandingRunRecord {
   int distance = 0;
   uint64_t seed = 0;
   int64_t n_pairs = 0;
-  std::string git_version;
+  std::string git_version;  // every version that computed its pairs, space-separated (resumes)
   std::string events_json;  // [{id, role, is_source, pieces}] of the first pair
   std::string started_at;
   std::string finished_at;
@@ -89,7 +89,8 @@ class ResultsDb {
   explicit ResultsDb(const std::string& path);
 
   // With `resume`, the newest unfinished run of the same model, scenario,
-  // seed, pair count and shard is reopened; otherwise a new run starts.
+  // seed, pair count and shard is reopened (its git_version gains this
+  // run's, when new); otherwise a new run starts.
   int64_t open_run(RunRecord run, bool resume);
   void finish_run(int64_t run_id, const std::string& status, double wall_seconds);
 
