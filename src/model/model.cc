@@ -49,11 +49,6 @@ std::vector<WeightView*> layer_matrices(std::vector<LayerWeights>& layers) {
   return matrices;
 }
 
-int64_t panel_bytes_of(const WeightView& w) {
-  return w.panel_rows() * w.panel_columns() * kPanelRows * kPanelDepth *
-         static_cast<int64_t>(sizeof(float));
-}
-
 }  // namespace
 
 Model::Model(gguf::GgufFile file)
@@ -66,7 +61,8 @@ Model::Model(gguf::GgufFile file)
 void Model::pack_layer_panels(int64_t budget_bytes) {
   const std::vector<WeightView*> matrices = layer_matrices(weights_.layers);
   int64_t bytes = 0;
-  for (const WeightView* w : matrices) bytes += panel_bytes_of(*w);
+  for (const WeightView* w : matrices)
+    bytes += w->panel_floats() * static_cast<int64_t>(sizeof(float));
   if (bytes > budget_bytes) return;
   for (WeightView* w : matrices) {
     panels_.push_back(pack_panels(*w));
@@ -81,18 +77,20 @@ int64_t Model::panel_bytes() const {
   return bytes;
 }
 
-std::shared_ptr<const Model> Model::load(const std::string& path, int64_t panel_budget_bytes) {
-  auto model = std::shared_ptr<Model>(new Model(gguf::GgufFile::open(path)));
+std::shared_ptr<const Model> Model::with_panels(gguf::GgufFile file, int64_t panel_budget_bytes) {
+  auto model = std::shared_ptr<Model>(new Model(std::move(file)));
   if (panel_budget_bytes > 0) model->pack_layer_panels(panel_budget_bytes);
   return model;
+}
+
+std::shared_ptr<const Model> Model::load(const std::string& path, int64_t panel_budget_bytes) {
+  return with_panels(gguf::GgufFile::open(path), panel_budget_bytes);
 }
 
 std::shared_ptr<const Model> Model::from_bytes(std::span<const uint8_t> bytes,
                                                const std::string& name,
                                                int64_t panel_budget_bytes) {
-  auto model = std::shared_ptr<Model>(new Model(gguf::GgufFile::parse(bytes, name)));
-  if (panel_budget_bytes > 0) model->pack_layer_panels(panel_budget_bytes);
-  return model;
+  return with_panels(gguf::GgufFile::parse(bytes, name), panel_budget_bytes);
 }
 
 }  // namespace eventkv::model

@@ -41,6 +41,7 @@ class Model {
 
  private:
   explicit Model(gguf::GgufFile file);
+  static std::shared_ptr<const Model> with_panels(gguf::GgufFile file, int64_t panel_budget_bytes);
   void pack_layer_panels(int64_t budget_bytes);
 
   gguf::GgufFile file_;

@@ -99,8 +99,7 @@ void dequantize_panel(const WeightView& w, int64_t row0, int64_t k0, int64_t len
 
 AlignedVector<float> pack_panels(const WeightView& w) {
   constexpr int64_t kPanelElems = kPanelRows * kPanelDepth;
-  AlignedVector<float> panels(
-      static_cast<size_t>(w.panel_rows() * w.panel_columns() * kPanelElems));
+  AlignedVector<float> panels(static_cast<size_t>(w.panel_floats()));
   std::vector<float> scratch(static_cast<size_t>(kPanelElems));
   for (int64_t p = 0; p < w.panel_rows(); ++p) {
     for (int64_t c = 0; c < w.panel_columns(); ++c) {

@@ -35,6 +35,7 @@ struct WeightView {
 
   int64_t panel_rows() const { return (n_out + kPanelRows - 1) / kPanelRows; }
   int64_t panel_columns() const { return (n_in + kPanelDepth - 1) / kPanelDepth; }
+  int64_t panel_floats() const { return panel_rows() * panel_columns() * kPanelRows * kPanelDepth; }
 };
 
 // Dequantizes panel (row0 / kPanelRows, k0 / kPanelDepth) of `w`: columns
