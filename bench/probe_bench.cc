@@ -35,7 +35,7 @@ void BM_DonorPairsAllConditions(benchmark::State& state) {
       (std::filesystem::temp_directory_path() / "eventkv-probe-bench.db").string();
   std::filesystem::remove(db_path);
   eventkv::store::ResultsDb db(db_path);
-  const int64_t run_id = db.open_run({}, false);
+  const int64_t run_id = db.open_run({}, false).id;
   eventkv::probe::ConditionTimes times;
   double tokenizing = 0.0;
   double storing = 0.0;

@@ -109,7 +109,7 @@ void run(const SuiteOptions& options) {
           probe::run_scenario(engine, model_path, scenario, db, run, interrupted());
       std::fprintf(stderr, "%s on %s: %lld pairs in %.1f s%s\n", scenario.name.c_str(),
                    model_path.c_str(), static_cast<long long>(outcome.pairs_computed),
-                   outcome.seconds, outcome.invalid ? " (INVALID: sparse-local moved pairs)" : "");
+                   outcome.seconds, probe::outcome_remark(outcome));
       if (outcome.interrupted)
         fail("interrupted; finished pairs are stored in ", options.db, " (rerun with --resume)");
     }
@@ -123,9 +123,10 @@ void run(const SuiteOptions& options) {
       landing.git_version = EVENTKV_GIT_VERSION;
       const probe::RunOutcome outcome =
           probe::run_landing(engine, *scenario, db, landing, interrupted());
-      std::fprintf(stderr, "landing of %s / %s on %s: %lld pairs in %.1f s\n",
+      std::fprintf(stderr, "landing of %s / %s on %s: %lld pairs in %.1f s%s\n",
                    scenario->name.c_str(), construction.c_str(), model_path.c_str(),
-                   static_cast<long long>(outcome.pairs_computed), outcome.seconds);
+                   static_cast<long long>(outcome.pairs_computed), outcome.seconds,
+                   probe::outcome_remark(outcome));
       if (outcome.interrupted)
         fail("interrupted; finished pairs are stored in ", options.db, " (rerun with --resume)");
     }

@@ -121,6 +121,12 @@ store::RunRecord run_record(const kv::Engine& engine, const std::string& model_p
 
 }  // namespace
 
+const char* outcome_remark(const RunOutcome& outcome) {
+  if (outcome.invalid) return " (INVALID: sparse-local moved pairs)";
+  if (outcome.already_complete) return " (already complete: nothing computed)";
+  return "";
+}
+
 RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::string& model_path,
                         const Scenario& scenario, store::ResultsDb& db, const RunOptions& options,
                         const std::atomic<bool>& interrupted) {
@@ -134,7 +140,10 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
   const int n_pairs = options.pairs > 0 ? options.pairs : scenario.pairs;
   RunOutcome outcome;
   const store::RunRecord record = run_record(*engine, model_path, scenario, options, n_pairs);
-  outcome.run_id = db.open_run(record, options.resume);
+  const store::OpenedRun opened = db.open_run(record, options.resume);
+  outcome.run_id = opened.id;
+  outcome.already_complete = opened.complete;
+  if (opened.complete) return outcome;
   const auto stored = db.stored_pairs(outcome.run_id);
   auto arena = std::make_shared<kv::KvArena>(engine->model().config(), options.kv_cells,
                                              compute::KvType::kF32);
@@ -237,7 +246,10 @@ RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario
   record.git_version = options.git_version;
   record.events_json = landing_events(tokenize_pair(scenario, cell, 0, format, tok), tok).dump();
   RunOutcome outcome;
-  outcome.run_id = db.open_landing(record, options.resume);
+  const store::OpenedRun opened = db.open_landing(record, options.resume);
+  outcome.run_id = opened.id;
+  outcome.already_complete = opened.complete;
+  if (opened.complete) return outcome;
   auto arena = std::make_shared<kv::KvArena>(engine->model().config(), options.kv_cells,
                                              compute::KvType::kF32);
   LandingOptions landing;

@@ -31,10 +31,16 @@ struct RunOutcome {
   int64_t pairs_computed = 0;  // this time (resumed pairs not counted)
   double seconds = 0.0;
   bool interrupted = false;
-  bool invalid = false;  // sparse-local moved some pair: a bug
+  bool invalid = false;           // sparse-local moved some pair: a bug
+  bool already_complete = false;  // --resume found it finished: nothing computed or changed
 };
 
+// What a one-line summary of an outcome adds: " (already complete)",
+// " (INVALID: ...)" or nothing.
+const char* outcome_remark(const RunOutcome& outcome);
+
 // `interrupted` is polled between pairs. A progress line shows on a terminal.
+// Resuming a complete run computes nothing and leaves its record as it was.
 RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::string& model_path,
                         const Scenario& scenario, store::ResultsDb& db, const RunOptions& options,
                         const std::atomic<bool>& interrupted);

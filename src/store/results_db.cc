@@ -165,12 +165,12 @@ void ResultsDb::create_schema() {
   db_.exec(kSchema);
 }
 
-int64_t ResultsDb::open_run(RunRecord run, bool resume) {
+OpenedRun ResultsDb::open_run(RunRecord run, bool resume) {
   if (resume) {
     Statement find(
         db_,
-        "SELECT id FROM runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND seed = ?3 AND "
-        "n_pairs = ?4 AND shard_index = ?5 AND shard_count = ?6 AND status != 'complete' "
+        "SELECT id, status FROM runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND "
+        "seed = ?3 AND n_pairs = ?4 AND shard_index = ?5 AND shard_count = ?6 "
         "ORDER BY id DESC LIMIT 1");
     find.bind(1, run.model_fingerprint)
         .bind(2, run.scenario_hash)
@@ -180,15 +180,16 @@ int64_t ResultsDb::open_run(RunRecord run, bool resume) {
         .bind(6, static_cast<int64_t>(run.shard_count));
     if (find.step()) {
       const int64_t id = find.column_int(0);
+      if (find.column_text(1) == "complete") return {id, true};
       Statement reopen(db_, str_cat("UPDATE runs SET status = 'running', threads = ?2, ",
                                     kAddVersion, " WHERE id = ?1"));
       reopen.bind(1, id).bind(2, static_cast<int64_t>(run.threads)).bind(3, run.git_version).run();
-      return id;
+      return {id, false};
     }
   }
   run.status = "running";
   run.started_at = now_iso8601();
-  return insert_run(db_, run);
+  return {insert_run(db_, run), false};
 }
 
 void ResultsDb::finish_run(int64_t run_id, const std::string& status, double wall_seconds) {
@@ -260,13 +261,12 @@ std::vector<PairRecord> ResultsDb::pairs(int64_t run_id) {
   return out;
 }
 
-int64_t ResultsDb::open_landing(const LandingRunRecord& run, bool resume) {
+OpenedRun ResultsDb::open_landing(const LandingRunRecord& run, bool resume) {
   if (resume) {
     Statement find(
         db_,
-        "SELECT id FROM landing_runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND "
-        "construction = ?3 AND distance = ?4 AND seed = ?5 AND n_pairs = ?6 AND status != "
-        "'complete' "
+        "SELECT id, status FROM landing_runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 "
+        "AND construction = ?3 AND distance = ?4 AND seed = ?5 AND n_pairs = ?6 "
         "ORDER BY id DESC LIMIT 1");
     find.bind(1, run.model_fingerprint).bind(2, run.scenario_hash).bind(3, run.construction);
     find.bind(4, static_cast<int64_t>(run.distance))
@@ -274,9 +274,11 @@ int64_t ResultsDb::open_landing(const LandingRunRecord& run, bool resume) {
         .bind(6, run.n_pairs);
     if (find.step()) {
       const int64_t id = find.column_int(0);
-      Statement reopen(db_, str_cat("UPDATE landing_runs SET ", kAddVersion, " WHERE id = ?1"));
+      if (find.column_text(1) == "complete") return {id, true};
+      Statement reopen(db_, str_cat("UPDATE landing_runs SET status = 'running', ", kAddVersion,
+                                    " WHERE id = ?1"));
       reopen.bind(1, id).bind(3, run.git_version).run();
-      return id;
+      return {id, false};
     }
   }
   Statement insert(
@@ -296,7 +298,7 @@ int64_t ResultsDb::open_landing(const LandingRunRecord& run, bool resume) {
       .bind(10, run.events_json)
       .bind(11, now_iso8601());
   insert.run();
-  return db_.last_insert_id();
+  return {db_.last_insert_id(), false};
 }
 
 void ResultsDb::finish_landing(int64_t landing_id, const std::string& status, double wall_seconds) {

@@ -83,15 +83,22 @@ struct LandingRow {
   std::string outcome;
 };
 
+// A run or landing analysis opened for computing. `complete`: --resume found
+// it already finished, so there is nothing to compute and nothing is changed.
+struct OpenedRun {
+  int64_t id = 0;
+  bool complete = false;
+};
+
 class ResultsDb {
  public:
   // Opens or creates the database (and its folder).
   explicit ResultsDb(const std::string& path);
 
-  // With `resume`, the newest unfinished run of the same model, scenario,
-  // seed, pair count and shard is reopened (its git_version gains this
-  // run's, when new); otherwise a new run starts.
-  int64_t open_run(RunRecord run, bool resume);
+  // With `resume`, the newest run of the same model, scenario, seed, pair
+  // count and shard is reopened (its git_version gains this run's, when new),
+  // or returned untouched when complete; otherwise a new run starts.
+  OpenedRun open_run(RunRecord run, bool resume);
   void finish_run(int64_t run_id, const std::string& status, double wall_seconds);
 
   // (pair index, construction, distance) of every pair stored for a run.
@@ -102,7 +109,7 @@ class ResultsDb {
   std::vector<PairRecord> pairs(int64_t run_id);
 
   // Landing analyses: like runs, resumable per pair and stage.
-  int64_t open_landing(const LandingRunRecord& run, bool resume);
+  OpenedRun open_landing(const LandingRunRecord& run, bool resume);
   void finish_landing(int64_t landing_id, const std::string& status, double wall_seconds);
   std::set<int64_t> stored_landing_pairs(int64_t landing_id, int stage);
   void store_landing(int64_t landing_id, const std::vector<LandingRow>& rows);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A probe run interrupted (SIGKILL, mid-pair) and resumed ends with exactly
-# the scores of an uninterrupted run; shards merged give them too; bad
+# the scores of an uninterrupted run, and resuming it again adds nothing;
+# shards merged give them too; bad
 # scenarios and databases fail with one line.
 set -u
 eventkv=$1
@@ -40,6 +41,9 @@ partial=$(scores "$tmp/cut.db" | wc -l)
 check "the killed run stored some pairs but not all ($partial rows)" test "$partial" -gt 0 -a "$partial" -lt 480
 "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/cut.db" --resume >/dev/null 2>&1
 check "resumed run equals the uninterrupted one" cmp -s "$tmp/whole.csv" <(scores "$tmp/cut.db")
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/cut.db" --resume >/dev/null 2>"$tmp/again.err"
+check "resuming the complete run says so" grep -q "already complete" "$tmp/again.err"
+check "... and computes nothing: no second run" cmp -s "$tmp/whole.csv" <(scores "$tmp/cut.db")
 
 "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" >/dev/null 2>"$tmp/int.err" &
 pid=$!

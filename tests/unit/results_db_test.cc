@@ -1,5 +1,6 @@
-// The results database's run bookkeeping: a resumed run is the same run, and
-// it lists every version of eventkv that computed its pairs.
+// The results database's run bookkeeping: a resumed run is the same run, it
+// lists every version of eventkv that computed its pairs, and resuming a
+// complete run changes nothing.
 #include "store/results_db.h"
 
 #include <gtest/gtest.h>
@@ -34,17 +35,40 @@ TEST_F(ResultsDbTest, ResumedRunListsEveryVersionOnce) {
   run.n_pairs = 4;
   run.shard_count = 1;
   run.git_version = "aaa1111";
-  const int64_t id = db.open_run(run, false);
+  const int64_t id = db.open_run(run, false).id;
   db.finish_run(id, "interrupted", 1.0);
   run.git_version = "bbb2222";
-  EXPECT_EQ(db.open_run(run, true), id);
+  EXPECT_EQ(db.open_run(run, true).id, id);
+  EXPECT_EQ(db.runs()[0].status, "running");
   db.finish_run(id, "interrupted", 2.0);
-  EXPECT_EQ(db.open_run(run, true), id);
+  EXPECT_FALSE(db.open_run(run, true).complete);
   db.finish_run(id, "complete", 3.0);
   ASSERT_EQ(db.runs().size(), 1u);
   EXPECT_EQ(db.runs()[0].git_version, "aaa1111 bbb2222");
   EXPECT_DOUBLE_EQ(db.runs()[0].wall_seconds, 6.0);
-  EXPECT_NE(db.open_run(run, true), id);  // a complete run is never reopened
+}
+
+TEST_F(ResultsDbTest, ResumingCompleteRunChangesNothing) {
+  ResultsDb db(path_);
+  RunRecord run;
+  run.model_fingerprint = "f";
+  run.scenario_hash = "h";
+  run.n_pairs = 4;
+  run.shard_count = 1;
+  run.git_version = "aaa1111";
+  const int64_t id = db.open_run(run, false).id;
+  db.finish_run(id, "complete", 5.0);
+  const RunRecord before = db.runs()[0];
+  run.git_version = "ccc3333";
+  const OpenedRun again = db.open_run(run, true);
+  EXPECT_EQ(again.id, id);
+  EXPECT_TRUE(again.complete);
+  ASSERT_EQ(db.runs().size(), 1u);
+  EXPECT_EQ(db.runs()[0].status, "complete");
+  EXPECT_EQ(db.runs()[0].git_version, before.git_version);
+  EXPECT_EQ(db.runs()[0].finished_at, before.finished_at);
+  EXPECT_FALSE(db.open_run(run, false).complete);  // without --resume: a new run
+  EXPECT_EQ(db.runs().size(), 2u);
 }
 
 TEST_F(ResultsDbTest, ResumedLandingListsEveryVersionOnce) {
@@ -55,11 +79,19 @@ TEST_F(ResultsDbTest, ResumedLandingListsEveryVersionOnce) {
   run.construction = "ok";
   run.n_pairs = 2;
   run.git_version = "aaa1111";
-  const int64_t id = db.open_landing(run, false);
+  const int64_t id = db.open_landing(run, false).id;
   run.git_version = "bbb2222";
-  EXPECT_EQ(db.open_landing(run, true), id);
-  EXPECT_EQ(db.open_landing(run, true), id);
+  EXPECT_EQ(db.open_landing(run, true).id, id);
+  EXPECT_EQ(db.open_landing(run, true).id, id);
   ASSERT_EQ(db.landing_runs().size(), 1u);
+  EXPECT_EQ(db.landing_runs()[0].git_version, "aaa1111 bbb2222");
+  db.finish_landing(id, "complete", 1.0);
+  run.git_version = "ccc3333";
+  const OpenedRun again = db.open_landing(run, true);
+  EXPECT_EQ(again.id, id);
+  EXPECT_TRUE(again.complete);
+  ASSERT_EQ(db.landing_runs().size(), 1u);
+  EXPECT_EQ(db.landing_runs()[0].status, "complete");
   EXPECT_EQ(db.landing_runs()[0].git_version, "aaa1111 bbb2222");
 }
 
