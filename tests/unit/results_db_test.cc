@@ -24,17 +24,21 @@ class ResultsDbTest : public ::testing::Test {
   void TearDown() override {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
   }
+  static RunRecord one_run(const std::string& git_version) {
+    RunRecord run;
+    run.model_fingerprint = "f";
+    run.scenario_hash = "h";
+    run.n_pairs = 4;
+    run.shard_count = 1;
+    run.git_version = git_version;
+    return run;
+  }
   std::string path_;
 };
 
 TEST_F(ResultsDbTest, ResumedRunListsEveryVersionOnce) {
   ResultsDb db(path_);
-  RunRecord run;
-  run.model_fingerprint = "f";
-  run.scenario_hash = "h";
-  run.n_pairs = 4;
-  run.shard_count = 1;
-  run.git_version = "aaa1111";
+  RunRecord run = one_run("aaa1111");
   const int64_t id = db.open_run(run, false).id;
   db.finish_run(id, "interrupted", 1.0);
   run.git_version = "bbb2222";
@@ -50,12 +54,7 @@ TEST_F(ResultsDbTest, ResumedRunListsEveryVersionOnce) {
 
 TEST_F(ResultsDbTest, ResumingCompleteRunChangesNothing) {
   ResultsDb db(path_);
-  RunRecord run;
-  run.model_fingerprint = "f";
-  run.scenario_hash = "h";
-  run.n_pairs = 4;
-  run.shard_count = 1;
-  run.git_version = "aaa1111";
+  RunRecord run = one_run("aaa1111");
   const int64_t id = db.open_run(run, false).id;
   db.finish_run(id, "complete", 5.0);
   const RunRecord before = db.runs()[0];
