@@ -71,10 +71,10 @@ report::ConditionResult summarize_condition(std::string_view condition,
 }  // namespace
 
 report::RunInfo run_info(const store::RunRecord& run) {
-  return {run.model_name,    run.model_fingerprint, run.scenario_name,
-          run.scenario_hash, run.git_version,       run.seed,
-          run.n_pairs,       run.threads,           run.started_at,
-          run.finished_at,   run.wall_seconds,      run.status};
+  return {
+      run.model_name, run.model_fingerprint, run.scenario_name, run.scenario_hash, run.git_version,
+      run.seed,       run.n_pairs,           run.shard_index,   run.shard_count,   run.threads,
+      run.started_at, run.finished_at,       run.wall_seconds,  run.status};
 }
 
 std::vector<report::CellResult> summarize_run(const store::RunRecord& run,

@@ -368,20 +368,14 @@ Table layer_table(const LandingMap& map) {
 
 Table runs_table(const std::vector<RunInfo>& runs) {
   Table table;
-  table.header = {"model",
-                  "scenario",
-                  "status",
-                  "pairs",
-                  "seed",
-                  "threads",
-                  "started",
-                  "finished",
-                  "wall time",
-                  "eventkv",
-                  "model fingerprint",
-                  "scenario hash"};
+  table.header = {"model",   "scenario",          "status",       "pairs",    "shard",
+                  "seed",    "threads",           "started",      "finished", "wall time",
+                  "eventkv", "model fingerprint", "scenario hash"};
   for (const RunInfo& run : runs) {
-    table.rows.push_back({run.model, run.scenario, run.status, std::to_string(run.pairs),
+    const std::string shard = run.shard_count > 1 ? std::to_string(run.shard_index) + " of " +
+                                                        std::to_string(run.shard_count)
+                                                  : std::string(kNone);
+    table.rows.push_back({run.model, run.scenario, run.status, std::to_string(run.pairs), shard,
                           std::to_string(run.seed), std::to_string(run.threads), run.started_at,
                           run.finished_at.empty() ? std::string(kNone) : run.finished_at,
                           format_fixed(run.wall_seconds, 1) + " s", run.git_version,

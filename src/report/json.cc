@@ -52,6 +52,8 @@ json runs_json(const std::vector<RunInfo>& runs) {
                    {"git_version", r.git_version},
                    {"seed", r.seed},
                    {"pairs", r.pairs},
+                   {"shard_index", r.shard_index},
+                   {"shard_count", r.shard_count},
                    {"threads", r.threads},
                    {"started_at", r.started_at},
                    {"finished_at", r.finished_at},

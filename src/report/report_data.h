@@ -53,7 +53,9 @@ struct RunInfo {
   std::string scenario_hash;
   std::string git_version;
   uint64_t seed = 0;
-  int64_t pairs = 0;
+  int64_t pairs = 0;  // the experiment's; a shard computes its share
+  int shard_index = 0;
+  int shard_count = 1;
   int threads = 0;
   std::string started_at;   // ISO 8601
   std::string finished_at;  // empty while running

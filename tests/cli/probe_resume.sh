@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A probe run interrupted (SIGKILL, mid-pair) and resumed ends with exactly
-# the scores of an uninterrupted run, and resuming it again adds nothing;
-# shards merged give them too; bad
-# scenarios and databases fail with one line.
+# the scores of an uninterrupted run, and resuming it (or a landing analysis)
+# again adds nothing; shards merged give them too; bad scenarios and
+# databases fail with one line.
 set -u
 eventkv=$1
 scenario=$2
@@ -57,6 +57,11 @@ code=$?
 check "Ctrl-C stops with an error that names --resume" test "$code" -ne 0 -a -n "$(grep -- --resume "$tmp/int.err")"
 "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" --resume >/dev/null 2>&1
 check "resumed after Ctrl-C equals the uninterrupted run" cmp -s "$tmp/whole.csv" <(scores "$tmp/int.db")
+
+"$eventkv" landing "$scenario" -m "$tmp/model.gguf" -t 1 --pairs 3 --db "$tmp/landing.db" >"$tmp/landing.out" 2>/dev/null
+check "a 3-pair landing analysis counts 3 pairs (not one per stage)" grep -q "^3 pairs analysed" "$tmp/landing.out"
+"$eventkv" landing "$scenario" -m "$tmp/model.gguf" -t 1 --pairs 3 --db "$tmp/landing.db" --resume >"$tmp/landing.out" 2>/dev/null
+check "resuming the complete landing computes nothing" grep -q "^0 pairs analysed.*already complete" "$tmp/landing.out"
 
 for k in 0 1 2; do
   "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --shard "$k/3" --db "$tmp/shard$k.db" >/dev/null 2>&1

@@ -384,6 +384,16 @@ TEST(ReportMarkdown, RanksConstructionsAndSweeps) {
   EXPECT_NE(markdown.find("## Runs"), std::string::npos);
 }
 
+TEST(ReportMarkdown, RunsNameTheirShard) {
+  ReportData data = sample_report();
+  data.runs[0].shard_index = 1;
+  data.runs[0].shard_count = 2;
+  const std::string markdown = render_markdown(data);
+  EXPECT_NE(markdown.find("| hallway-light | complete | 200 | 1 of 2 | 7 |"), std::string::npos);
+  EXPECT_NE(markdown.find("| hallway-light-distance | complete | 200 | — | 7 |"),
+            std::string::npos);
+}
+
 TEST(ReportMarkdown, FlagsInvalidCells) {
   const std::string markdown = render_markdown(sample_report());
   EXPECT_NE(markdown.find("> **⚠ Invalid results: a bug in the harness, not findings.**"),
