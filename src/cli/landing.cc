@@ -57,8 +57,7 @@ void run(const LandingCliOptions& options) {
   for (const report::LandingMap& map : probe::collect_report(db).landing) {
     if (map.scenario.rfind(scenario.name + " / ", 0) == 0) print_map(map);
   }
-  std::printf("\n%lld pairs analysed in %.1f s%s\n", static_cast<long long>(outcome.pairs_computed),
-              outcome.seconds, probe::outcome_remark(outcome));
+  std::printf("\nanalysed %s\n", probe::outcome_summary(outcome).c_str());
 }
 
 }  // namespace

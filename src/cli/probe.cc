@@ -102,9 +102,8 @@ void run(const ProbeOptions& options) {
     const probe::RunOutcome outcome = probe::run_scenario(load_engine(model_options), model,
                                                           scenario, db, run_options, interrupted());
     invalid = invalid || outcome.invalid;
-    std::fprintf(stderr, "%s on %s: %lld pairs in %.1f s%s\n", scenario.name.c_str(), model.c_str(),
-                 static_cast<long long>(outcome.pairs_computed), outcome.seconds,
-                 probe::outcome_remark(outcome));
+    std::fprintf(stderr, "%s on %s: %s\n", scenario.name.c_str(), model.c_str(),
+                 probe::outcome_summary(outcome).c_str());
     for (const store::RunRecord& run : db.runs()) {
       if (run.id != outcome.run_id) continue;
       for (report::CellResult& cell : probe::summarize_run(run, db.pairs(run.id)))

@@ -107,9 +107,8 @@ void run(const SuiteOptions& options) {
       run.git_version = EVENTKV_GIT_VERSION;
       const probe::RunOutcome outcome =
           probe::run_scenario(engine, model_path, scenario, db, run, interrupted());
-      std::fprintf(stderr, "%s on %s: %lld pairs in %.1f s%s\n", scenario.name.c_str(),
-                   model_path.c_str(), static_cast<long long>(outcome.pairs_computed),
-                   outcome.seconds, probe::outcome_remark(outcome));
+      std::fprintf(stderr, "%s on %s: %s\n", scenario.name.c_str(), model_path.c_str(),
+                   probe::outcome_summary(outcome).c_str());
       if (outcome.interrupted)
         fail("interrupted; finished pairs are stored in ", options.db, " (rerun with --resume)");
     }
@@ -123,10 +122,9 @@ void run(const SuiteOptions& options) {
       landing.git_version = EVENTKV_GIT_VERSION;
       const probe::RunOutcome outcome =
           probe::run_landing(engine, *scenario, db, landing, interrupted());
-      std::fprintf(stderr, "landing of %s / %s on %s: %lld pairs in %.1f s%s\n",
-                   scenario->name.c_str(), construction.c_str(), model_path.c_str(),
-                   static_cast<long long>(outcome.pairs_computed), outcome.seconds,
-                   probe::outcome_remark(outcome));
+      std::fprintf(stderr, "landing of %s / %s on %s: %s\n", scenario->name.c_str(),
+                   construction.c_str(), model_path.c_str(),
+                   probe::outcome_summary(outcome).c_str());
       if (outcome.interrupted)
         fail("interrupted; finished pairs are stored in ", options.db, " (rerun with --resume)");
     }

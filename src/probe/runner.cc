@@ -11,6 +11,7 @@
 #include "probe/conditions.h"
 #include "probe/landing.h"
 #include "probe/pairs.h"
+#include "report/format.h"
 #include "util/error.h"
 #include "util/progress.h"
 
@@ -121,10 +122,12 @@ store::RunRecord run_record(const kv::Engine& engine, const std::string& model_p
 
 }  // namespace
 
-const char* outcome_remark(const RunOutcome& outcome) {
-  if (outcome.invalid) return " (INVALID: sparse-local moved pairs)";
-  if (outcome.already_complete) return " (already complete: nothing computed)";
-  return "";
+std::string outcome_summary(const RunOutcome& outcome) {
+  std::string summary = std::to_string(outcome.pairs_computed) + " pairs in " +
+                        report::format_fixed(outcome.seconds, 1) + " s";
+  if (outcome.invalid) return summary + " (INVALID: sparse-local moved pairs)";
+  if (outcome.already_complete) return summary + " (already complete: nothing computed)";
+  return summary;
 }
 
 RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::string& model_path,

@@ -35,9 +35,9 @@ struct RunOutcome {
   bool already_complete = false;  // --resume found it finished: nothing computed or changed
 };
 
-// What a one-line summary of an outcome adds: " (already complete)",
-// " (INVALID: ...)" or nothing.
-const char* outcome_remark(const RunOutcome& outcome);
+// The one-line summary the CLI prints: "12 pairs in 3.4 s", followed by
+// " (already complete: nothing computed)" or " (INVALID: ...)" when so.
+std::string outcome_summary(const RunOutcome& outcome);
 
 // `interrupted` is polled between pairs. A progress line shows on a terminal.
 // Resuming a complete run computes nothing and leaves its record as it was.

@@ -59,9 +59,9 @@ check "Ctrl-C stops with an error that names --resume" test "$code" -ne 0 -a -n 
 check "resumed after Ctrl-C equals the uninterrupted run" cmp -s "$tmp/whole.csv" <(scores "$tmp/int.db")
 
 "$eventkv" landing "$scenario" -m "$tmp/model.gguf" -t 1 --pairs 3 --db "$tmp/landing.db" >"$tmp/landing.out" 2>/dev/null
-check "a 3-pair landing analysis counts 3 pairs (not one per stage)" grep -q "^3 pairs analysed" "$tmp/landing.out"
+check "a 3-pair landing analysis counts 3 pairs (not one per stage)" grep -q "^analysed 3 pairs" "$tmp/landing.out"
 "$eventkv" landing "$scenario" -m "$tmp/model.gguf" -t 1 --pairs 3 --db "$tmp/landing.db" --resume >"$tmp/landing.out" 2>/dev/null
-check "resuming the complete landing computes nothing" grep -q "^0 pairs analysed.*already complete" "$tmp/landing.out"
+check "resuming the complete landing computes nothing" grep -q "^analysed 0 pairs.*already complete" "$tmp/landing.out"
 
 for k in 0 1 2; do
   "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --shard "$k/3" --db "$tmp/shard$k.db" >/dev/null 2>&1
