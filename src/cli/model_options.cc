@@ -38,7 +38,7 @@ void add_panel_option(CLI::App* cmd, ModelOptions& options) {
   cmd->add_flag_callback(
       "--low-memory", [&options] { options.panels = false; },
       "keep the weights in their GGUF types (default: dequantized once to f32 at load when that "
-      "fits in half the memory; same results, faster prefill and scoring)");
+      "fits in half the memory; same results, faster prefill)");
 }
 
 int64_t context_size(const ModelOptions& options, const model::Model& model) {

@@ -27,7 +27,7 @@ void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params);
 void add_precision_option(CLI::App* cmd, compute::ActivationPrecision& precision);
 
 // For the experiment commands: weights dequantized once at load (faster
-// prefill and scoring, ~4 bytes per weight) unless --low-memory.
+// prefill, ~4 bytes per weight) unless --low-memory.
 void add_panel_option(CLI::App* cmd, ModelOptions& options);
 
 // Loads the model and starts its threads; throws Error.

@@ -49,13 +49,6 @@ std::vector<WeightView*> layer_matrices(std::vector<LayerWeights>& layers) {
   return matrices;
 }
 
-int64_t panel_bytes_of(const std::vector<WeightView*>& matrices) {
-  int64_t bytes = 0;
-  for (const WeightView* w : matrices)
-    bytes += w->panel_floats() * static_cast<int64_t>(sizeof(float));
-  return bytes;
-}
-
 }  // namespace
 
 Model::Model(gguf::GgufFile file)
@@ -65,14 +58,12 @@ Model::Model(gguf::GgufFile file)
       tokenizer_(tokenizer::Tokenizer::from_gguf(file_)),
       fingerprint_(compute_fingerprint(file_)) {}
 
-void Model::dequantize_to_panels(int64_t budget_bytes) {
-  std::vector<WeightView*> matrices = layer_matrices(weights_.layers);
-  // The output head too, when it also fits: scoring multiplies it with a few
-  // rows per pass, and with a large vocabulary dequantizing it every time
-  // costs more than the products.
-  matrices.push_back(&weights_.output);
-  if (panel_bytes_of(matrices) > budget_bytes) matrices.pop_back();
-  if (panel_bytes_of(matrices) > budget_bytes) return;
+void Model::pack_layer_panels(int64_t budget_bytes) {
+  const std::vector<WeightView*> matrices = layer_matrices(weights_.layers);
+  int64_t bytes = 0;
+  for (const WeightView* w : matrices)
+    bytes += w->panel_floats() * static_cast<int64_t>(sizeof(float));
+  if (bytes > budget_bytes) return;
   for (WeightView* w : matrices) {
     panels_.push_back(pack_panels(*w));
     w->panels = panels_.back().data();
@@ -88,7 +79,7 @@ int64_t Model::panel_bytes() const {
 
 std::shared_ptr<const Model> Model::with_panels(gguf::GgufFile file, int64_t panel_budget_bytes) {
   auto model = std::shared_ptr<Model>(new Model(std::move(file)));
-  if (panel_budget_bytes > 0) model->dequantize_to_panels(panel_budget_bytes);
+  if (panel_budget_bytes > 0) model->pack_layer_panels(panel_budget_bytes);
   return model;
 }
 

@@ -19,10 +19,9 @@ class Model {
  public:
   // Maps the file and validates config and tensors; throws Error. Cost: the
   // header parse plus a copy of the small norm vectors; weights stay mapped.
-  // With panel_budget_bytes > 0, the layer matrices and the output head are
-  // also dequantized into f32 panels (WeightView::panels) when those fit in
-  // the budget (else the layers alone, if they fit): faster prefill and
-  // scoring, about 4 bytes per weight more memory, identical results.
+  // With panel_budget_bytes > 0, the layer matrices are also dequantized into
+  // f32 panels (WeightView::panels) when those fit in the budget: faster
+  // prefill, about 4 bytes per weight more memory, identical results.
   static std::shared_ptr<const Model> load(const std::string& path, int64_t panel_budget_bytes = 0);
   // For in-memory files (tests): `bytes` must outlive the model.
   static std::shared_ptr<const Model> from_bytes(std::span<const uint8_t> bytes,
@@ -43,12 +42,12 @@ class Model {
  private:
   explicit Model(gguf::GgufFile file);
   static std::shared_ptr<const Model> with_panels(gguf::GgufFile file, int64_t panel_budget_bytes);
-  void dequantize_to_panels(int64_t budget_bytes);
+  void pack_layer_panels(int64_t budget_bytes);
 
   gguf::GgufFile file_;
   ModelConfig config_;
   ModelWeights weights_;
-  std::vector<AlignedVector<float>> panels_;  // storage of every WeightView::panels
+  std::vector<AlignedVector<float>> panels_;  // storage of the layers' WeightView::panels
   tokenizer::Tokenizer tokenizer_;
   uint64_t fingerprint_ = 0;
 };
