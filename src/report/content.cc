@@ -67,12 +67,22 @@ std::string invalid_marker(const CellResult& cell) {
   return cell.valid ? "" : " — INVALID";
 }
 
-// A cell carries the value when sparse-global has more aligned than anti
-// pairs at sign-test p < 0.05, in a valid cell.
-bool carries(const CellResult& cell) {
-  const ConditionResult* result = find_condition(cell, kSparseGlobal);
+// A condition moves answers toward the donor: more aligned than anti pairs at
+// sign-test p < 0.05, in a valid cell.
+bool moves_toward_donor(const CellResult& cell, std::string_view condition) {
+  const ConditionResult* result = find_condition(cell, condition);
   return cell.valid && result != nullptr && result->aligned > result->anti &&
          result->sign_test_p < 0.05;
+}
+
+bool carries(const CellResult& cell) {
+  return moves_toward_donor(cell, kSparseGlobal);
+}
+
+// The ceiling: with the source in view the model answers with its value. A cell
+// without it cannot show what an evicted source leaves behind.
+bool has_ceiling(const CellResult& cell) {
+  return moves_toward_donor(cell, kVisible);
 }
 
 const CellResult* find_payload(const CellGroup& group, std::string_view payload_type) {
@@ -108,7 +118,7 @@ const CellResult* worst_cell(const CellGroup& group) {
 }
 
 // The paper's shape per experiment (see kHowToReadFindings).
-std::string verdict(const CellGroup& group, size_t carrying) {
+std::string paper_shape(const CellGroup& group, size_t carrying) {
   const std::string_view suite = group.cells.front()->suite;
   if (suite == kPayloadTypes) {
     const CellResult* binary = find_payload(group, "binary");
@@ -127,6 +137,24 @@ std::string verdict(const CellGroup& group, size_t carrying) {
   return carrying > 0 ? "reproduced" : "not reproduced";
 }
 
+// Whether the experiment can show its finding on this model: the cells the
+// verdict rests on (binary payloads, or any cell elsewhere) have a ceiling.
+bool testable(const CellGroup& group) {
+  if (group.cells.front()->suite == kPayloadTypes) {
+    const CellResult* binary = find_payload(group, "binary");
+    return binary == nullptr || has_ceiling(*binary);
+  }
+  return std::any_of(group.cells.begin(), group.cells.end(),
+                     [](const CellResult* c) { return has_ceiling(*c); });
+}
+
+std::string verdict(const CellGroup& group, size_t carrying) {
+  const std::string shape = paper_shape(group, carrying);
+  if (shape == "not reproduced" && !testable(group))
+    return "not testable (visible does not move answers)";
+  return shape;
+}
+
 }  // namespace
 
 const std::string_view kHowToReadFindings =
@@ -136,7 +164,10 @@ const std::string_view kHowToReadFindings =
     "reproduce when some cell carries the value; the construction sweep when some construction "
     "carries it and the best construction's recovery interval lies above the worst one's; the "
     "payload types when binary payloads carry it and 3-digit "
-    "numbers do not.";
+    "numbers do not. An experiment that does not reproduce is not testable on a model when "
+    "visible, the ceiling, moves no cell it rests on (binary payloads for the payload types) "
+    "toward the donor by the same test: the model does not answer from the source even when it "
+    "can read it, so its absence after eviction says nothing.";
 
 Table findings_table(const std::vector<CellGroup>& groups) {
   Table table;
@@ -282,7 +313,7 @@ Table ranking_table(const CellGroup& group) {
     const CellResult& cell = *group.cells[i];
     const ConditionResult* sparse_global = find_condition(cell, kSparseGlobal);
     const ConditionResult* no_carrier = find_condition(cell, kNoCarrier);
-    const ConditionResult* visible = find_condition(cell, "visible");
+    const ConditionResult* visible = find_condition(cell, kVisible);
     const std::string none(kNone);
     table.rows.push_back(
         {std::to_string(i + 1), cell.construction + invalid_marker(cell),

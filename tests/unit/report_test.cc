@@ -216,6 +216,37 @@ TEST(ReportContent, FindingsFollowThePapersShape) {
     EXPECT_EQ(row.back(), "not reproduced");
 }
 
+TEST(ReportContent, FindingsWithoutACeilingAreNotTestable) {
+  ReportData data = sample_report();
+  // The model ignores even the visible source in every construction but one.
+  for (CellResult& cell : data.cells) {
+    if (cell.suite != kConstructionSweep) continue;
+    cell.conditions[0] = sample_condition("visible", 200, 3, 6, 191, 0.0);
+    cell.conditions[1] = sample_condition("sparse-global", 200, 1, 1, 198, 0.0);
+  }
+  for (const auto& row : findings_table(sweep_groups(data, kConstructionSweep)).rows)
+    EXPECT_EQ(row.back(), "not testable (visible does not move answers)");
+  // One construction with a ceiling makes that model's sweep testable.
+  CellResult& one = *std::find_if(data.cells.begin(), data.cells.end(), [](const CellResult& c) {
+    return c.suite == kConstructionSweep;
+  });
+  one.conditions[0] = sample_condition("visible", 200, 40, 2, 158, 0.5);
+  for (const auto& row : findings_table(sweep_groups(data, kConstructionSweep)).rows) {
+    EXPECT_EQ(row.back(), row[0] == one.model ? "not reproduced"
+                                              : "not testable (visible does not move answers)");
+  }
+  // Payload types rest on binary payloads: without their ceiling the shape cannot be tested,
+  // even when other payload types have one.
+  for (CellResult& cell : data.cells) {
+    if (cell.payload_type == "binary") {
+      cell.conditions[0] = sample_condition("visible", 200, 2, 1, 197, 0.0);
+      cell.conditions[1] = sample_condition("sparse-global", 200, 0, 0, 200, 0.0);
+    }
+  }
+  EXPECT_EQ(findings_table(sweep_groups(data, kPayloadTypes)).rows[0].back(),
+            "not testable (visible does not move answers)");
+}
+
 TEST(ReportHtml, IsWellFormed) {
   EXPECT_EQ(structure_problem(render_html(sample_report())), "");
   EXPECT_EQ(structure_problem(render_html(hostile_report())), "");
