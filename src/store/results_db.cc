@@ -376,16 +376,75 @@ std::vector<LandingRow> ResultsDb::landing_rows(int64_t landing_id) {
   return out;
 }
 
+// The id of this database's copy of `run` (read from another database): the
+// same experiment and shard, started at the same second. 0 when there is none.
+int64_t ResultsDb::find_run_copy(const RunRecord& run) {
+  Statement find(db_,
+                 "SELECT id FROM runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND "
+                 "seed = ?3 AND n_pairs = ?4 AND shard_index = ?5 AND shard_count = ?6 AND "
+                 "started_at = ?7");
+  find.bind(1, run.model_fingerprint)
+      .bind(2, run.scenario_hash)
+      .bind(3, static_cast<int64_t>(run.seed));
+  find.bind(4, run.n_pairs)
+      .bind(5, static_cast<int64_t>(run.shard_index))
+      .bind(6, static_cast<int64_t>(run.shard_count));
+  find.bind(7, run.started_at);
+  return find.step() ? find.column_int(0) : 0;
+}
+
+int64_t ResultsDb::find_landing_copy(const LandingRunRecord& landing) {
+  Statement find(db_,
+                 "SELECT id FROM landing_runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 "
+                 "AND construction = ?3 AND distance = ?4 AND seed = ?5 AND n_pairs = ?6 AND "
+                 "started_at = ?7");
+  find.bind(1, landing.model_fingerprint)
+      .bind(2, landing.scenario_hash)
+      .bind(3, landing.construction);
+  find.bind(4, static_cast<int64_t>(landing.distance))
+      .bind(5, static_cast<int64_t>(landing.seed))
+      .bind(6, landing.n_pairs);
+  find.bind(7, landing.started_at);
+  return find.step() ? find.column_int(0) : 0;
+}
+
+// A copy takes the state of the copy that has run longer: wall time only
+// grows as a run is resumed, so that copy is the newer one.
+void ResultsDb::update_copy_state(std::string_view table, int64_t id, const std::string& status,
+                                  const std::string& finished_at, double wall_seconds,
+                                  const std::string& git_version) {
+  Statement update(db_, str_cat("UPDATE ", table,
+                                " SET status = ?2, finished_at = ?3, wall_seconds = ?4, "
+                                "git_version = ?5 WHERE id = ?1 AND wall_seconds < ?4"));
+  update.bind(1, id).bind(2, status).bind(3, finished_at);
+  update.bind(4, wall_seconds).bind(5, git_version).run();
+}
+
 void ResultsDb::merge_from(const std::string& other_path) {
   if (!std::filesystem::exists(other_path)) fail(other_path, ": no such database");
   ResultsDb other(other_path);
   Transaction transaction(db_);
   for (const RunRecord& run : other.runs()) {
-    const int64_t id = insert_run(db_, run);
-    for (const PairRecord& pair : other.pairs(run.id)) insert_pair(db_, id, pair);
+    int64_t id = find_run_copy(run);
+    if (id == 0) {
+      id = insert_run(db_, run);
+    } else {
+      update_copy_state("runs", id, run.status, run.finished_at, run.wall_seconds, run.git_version);
+    }
+    const auto stored = stored_pairs(id);
+    for (const PairRecord& pair : other.pairs(run.id)) {
+      if (stored.count({pair.pair_index, pair.construction, pair.distance}) == 0)
+        insert_pair(db_, id, pair);
+    }
   }
   transaction.commit();
   for (const LandingRunRecord& landing : other.landing_runs()) {
+    if (const int64_t id = find_landing_copy(landing); id != 0) {
+      update_copy_state("landing_runs", id, landing.status, landing.finished_at,
+                        landing.wall_seconds, landing.git_version);
+      store_landing(id, other.landing_rows(landing.id));
+      continue;
+    }
     Statement insert(
         db_,
         "INSERT INTO landing_runs (model_name, model_fingerprint, scenario_name, scenario_hash, "

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -116,13 +117,20 @@ class ResultsDb {
   std::vector<LandingRunRecord> landing_runs();
   std::vector<LandingRow> landing_rows(int64_t landing_id);
 
-  // Copies every run of `other` (with its pairs and scores) into this database.
+  // Copies every run of `other` (with its pairs and scores) into this
+  // database. A run or landing analysis already here (merged before) is not
+  // copied again: it gains only the pairs it lacks, and the newer state.
   void merge_from(const std::string& other_path);
 
   Database& database() { return db_; }
 
  private:
   void create_schema();
+  int64_t find_run_copy(const RunRecord& run);
+  int64_t find_landing_copy(const LandingRunRecord& landing);
+  void update_copy_state(std::string_view table, int64_t id, const std::string& status,
+                         const std::string& finished_at, double wall_seconds,
+                         const std::string& git_version);
   Database db_;
 };
 

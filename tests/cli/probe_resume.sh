@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A probe run interrupted (SIGKILL, mid-pair) and resumed ends with exactly
 # the scores of an uninterrupted run, and resuming it (or a landing analysis)
-# again adds nothing; shards merged give them too; bad scenarios and
-# databases fail with one line.
+# again adds nothing; shards merged give them too, once however often they
+# are merged; bad scenarios and databases fail with one line.
 set -u
 eventkv=$1
 scenario=$2
@@ -70,6 +70,9 @@ done
 check "three shards merged equal the whole run" cmp -s "$tmp/whole.csv" <(scores "$tmp/merged.db")
 "$eventkv" export --db "$tmp/merged.db" --format json >"$tmp/summary.json"
 check "merged summary pools the shards' pairs" grep -q '"pairs": 6' "$tmp/summary.json"
+"$eventkv" merge "$tmp/merged.db" "$tmp/shard1.db" "$tmp/merged.db" >/dev/null
+check "merging a shard (or the database itself) again adds nothing" \
+  cmp -s "$tmp/whole.csv" <(scores "$tmp/merged.db")
 
 printf '{"name": "x"' >"$tmp/broken.json"
 "$eventkv" probe "$tmp/broken.json" -m "$tmp/model.gguf" --db "$tmp/x.db" 2>"$tmp/err" >/dev/null

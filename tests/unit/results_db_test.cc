@@ -1,6 +1,6 @@
 // The results database's run bookkeeping: a resumed run is the same run, it
 // lists every version of eventkv that computed its pairs, and resuming a
-// complete run changes nothing.
+// complete run changes nothing; merging a run again copies only what is new.
 #include "store/results_db.h"
 
 #include <gtest/gtest.h>
@@ -92,6 +92,41 @@ TEST_F(ResultsDbTest, ResumedLandingListsEveryVersionOnce) {
   ASSERT_EQ(db.landing_runs().size(), 1u);
   EXPECT_EQ(db.landing_runs()[0].status, "complete");
   EXPECT_EQ(db.landing_runs()[0].git_version, "aaa1111 bbb2222");
+}
+
+TEST_F(ResultsDbTest, MergingACopyAgainAddsOnlyWhatIsNew) {
+  const std::string shard_path = path_ + "-shard";
+  ResultsDb merged(path_);
+  {
+    ResultsDb shard(shard_path);
+    const int64_t id = shard.open_run(one_run("aaa1111"), false).id;
+    shard.store_pair(id, PairRecord{});
+    shard.finish_run(id, "interrupted", 1.0);
+    LandingRunRecord landing;
+    landing.construction = "ok";
+    const int64_t landing_id = shard.open_landing(landing, false).id;
+    shard.store_landing(landing_id, {{0, 1, "event", "carrier", 0.5, "aligned"}});
+    merged.merge_from(shard_path);
+    merged.merge_from(shard_path);
+    ASSERT_EQ(merged.runs().size(), 1u);
+    EXPECT_EQ(merged.pairs(merged.runs()[0].id).size(), 1u);
+    ASSERT_EQ(merged.landing_runs().size(), 1u);
+    EXPECT_EQ(merged.landing_rows(merged.landing_runs()[0].id).size(), 1u);
+    // The shard resumes and finishes; merging it again brings the new pair and the state.
+    ASSERT_EQ(shard.open_run(one_run("bbb2222"), true).id, id);
+    PairRecord second;
+    second.pair_index = 1;
+    shard.store_pair(id, second);
+    shard.finish_run(id, "complete", 2.0);
+  }
+  merged.merge_from(shard_path);
+  ASSERT_EQ(merged.runs().size(), 1u);
+  EXPECT_EQ(merged.pairs(merged.runs()[0].id).size(), 2u);
+  EXPECT_EQ(merged.runs()[0].status, "complete");
+  EXPECT_DOUBLE_EQ(merged.runs()[0].wall_seconds, 3.0);
+  EXPECT_EQ(merged.runs()[0].git_version, "aaa1111 bbb2222");
+  EXPECT_EQ(merged.landing_runs().size(), 1u);
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(shard_path + suffix);
 }
 
 }  // namespace
