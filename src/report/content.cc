@@ -214,23 +214,21 @@ std::string invalid_sentence(const CellResult& cell) {
          "finding.";
 }
 
+// Names the best and worst cells by the ranking the tables use (recovery,
+// then margin).
 std::string sweep_sentence(const CellGroup& group) {
-  // The sparse-global results of the sweep's cells, in the group's order.
-  std::vector<std::pair<const CellResult*, const ConditionResult*>> measured;
-  for (const CellResult* cell : group.cells) {
-    if (const ConditionResult* result = find_condition(*cell, kSparseGlobal)) {
-      measured.emplace_back(cell, result);
-    }
-  }
-  if (measured.size() < 2) return "";
-  const auto by_recovery = [](const auto& a, const auto& b) {
-    return a.second->recovery.value < b.second->recovery.value;
-  };
-  const auto [worst, best] = std::minmax_element(measured.begin(), measured.end(), by_recovery);
-  return "sparse-global recovery ranged from " + format_estimate(worst->second->recovery) + " (" +
-         setting_label(*worst->first) + ") to " + format_estimate(best->second->recovery) + " (" +
-         setting_label(*best->first) + ") across " + std::to_string(measured.size()) + " " +
-         sweep_noun(group.cells.front()->suite, measured.size()) + ".";
+  const auto measured = static_cast<size_t>(std::count_if(
+      group.cells.begin(), group.cells.end(),
+      [](const CellResult* c) { return find_condition(*c, kSparseGlobal) != nullptr; }));
+  if (measured < 2) return "";
+  const CellResult& worst = *worst_cell(group);
+  const CellResult& best = *best_cell(group);
+  return "sparse-global recovery ranged from " +
+         format_estimate(find_condition(worst, kSparseGlobal)->recovery) + " (" +
+         setting_label(worst) + ") to " +
+         format_estimate(find_condition(best, kSparseGlobal)->recovery) + " (" +
+         setting_label(best) + ") across " + std::to_string(measured) + " " +
+         sweep_noun(group.cells.front()->suite, measured) + ".";
 }
 
 std::string landing_sentence(const LandingMap& map) {

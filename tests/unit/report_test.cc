@@ -392,6 +392,22 @@ TEST(ReportMarkdown, WritesConditionRowsAndSentences) {
   EXPECT_EQ(markdown.find("<svg"), std::string::npos);
 }
 
+TEST(ReportContent, SweepSentenceNamesTheRankingsEnds) {
+  // Three distances with the same recovery: the margin decides, as in the ranking table.
+  std::vector<CellResult> cells(3);
+  const std::vector<double> margins = {0.02, 0.07, 0.01};
+  for (size_t i = 0; i < cells.size(); ++i) {
+    cells[i].suite = std::string(kDistance);
+    cells[i].distance = static_cast<int>(i);
+    cells[i].conditions.push_back(sample_condition("sparse-global", 200, 2, 1, 197, margins[i]));
+  }
+  CellGroup group;
+  for (const CellResult& cell : cells) group.cells.push_back(&cell);
+  EXPECT_EQ(sweep_sentence(group),
+            "sparse-global recovery ranged from 1% [0%, 4%] (distance 2) to 1% [0%, 4%] "
+            "(distance 1) across 3 distances.");
+}
+
 TEST(ReportMarkdown, RanksConstructionsAndSweeps) {
   const std::string markdown = render_markdown(sample_report());
   const size_t best = markdown.find("| 1 | Noted the new state. | 51% [44%, 58%] | 102:2 |");
