@@ -167,24 +167,15 @@ void ResultsDb::create_schema() {
 
 OpenedRun ResultsDb::open_run(RunRecord run, bool resume) {
   if (resume) {
-    Statement find(
-        db_,
-        "SELECT id, status FROM runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND "
-        "seed = ?3 AND n_pairs = ?4 AND shard_index = ?5 AND shard_count = ?6 "
-        "ORDER BY id DESC LIMIT 1");
-    find.bind(1, run.model_fingerprint)
-        .bind(2, run.scenario_hash)
-        .bind(3, static_cast<int64_t>(run.seed));
-    find.bind(4, run.n_pairs)
-        .bind(5, static_cast<int64_t>(run.shard_index))
-        .bind(6, static_cast<int64_t>(run.shard_count));
-    if (find.step()) {
-      const int64_t id = find.column_int(0);
-      if (find.column_text(1) == "complete") return {id, true};
+    if (const StoredRun found = find_run(run, false); found.id != 0) {
+      if (found.status == "complete") return {found.id, true};
       Statement reopen(db_, str_cat("UPDATE runs SET status = 'running', threads = ?2, ",
                                     kAddVersion, " WHERE id = ?1"));
-      reopen.bind(1, id).bind(2, static_cast<int64_t>(run.threads)).bind(3, run.git_version).run();
-      return {id, false};
+      reopen.bind(1, found.id)
+          .bind(2, static_cast<int64_t>(run.threads))
+          .bind(3, run.git_version)
+          .run();
+      return {found.id, false};
     }
   }
   run.status = "running";
@@ -263,22 +254,12 @@ std::vector<PairRecord> ResultsDb::pairs(int64_t run_id) {
 
 OpenedRun ResultsDb::open_landing(const LandingRunRecord& run, bool resume) {
   if (resume) {
-    Statement find(
-        db_,
-        "SELECT id, status FROM landing_runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 "
-        "AND construction = ?3 AND distance = ?4 AND seed = ?5 AND n_pairs = ?6 "
-        "ORDER BY id DESC LIMIT 1");
-    find.bind(1, run.model_fingerprint).bind(2, run.scenario_hash).bind(3, run.construction);
-    find.bind(4, static_cast<int64_t>(run.distance))
-        .bind(5, static_cast<int64_t>(run.seed))
-        .bind(6, run.n_pairs);
-    if (find.step()) {
-      const int64_t id = find.column_int(0);
-      if (find.column_text(1) == "complete") return {id, true};
+    if (const StoredRun found = find_landing(run, false); found.id != 0) {
+      if (found.status == "complete") return {found.id, true};
       Statement reopen(db_, str_cat("UPDATE landing_runs SET status = 'running', ", kAddVersion,
                                     " WHERE id = ?1"));
-      reopen.bind(1, id).bind(3, run.git_version).run();
-      return {id, false};
+      reopen.bind(1, found.id).bind(3, run.git_version).run();
+      return {found.id, false};
     }
   }
   Statement insert(
@@ -376,36 +357,36 @@ std::vector<LandingRow> ResultsDb::landing_rows(int64_t landing_id) {
   return out;
 }
 
-// The id of this database's copy of `run` (read from another database): the
-// same experiment and shard, started at the same second. 0 when there is none.
-int64_t ResultsDb::find_run_copy(const RunRecord& run) {
+StoredRun ResultsDb::find_run(const RunRecord& run, bool same_start) {
   Statement find(db_,
-                 "SELECT id FROM runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND "
-                 "seed = ?3 AND n_pairs = ?4 AND shard_index = ?5 AND shard_count = ?6 AND "
-                 "started_at = ?7");
+                 str_cat("SELECT id, status FROM runs WHERE model_fingerprint = ?1 AND "
+                         "scenario_hash = ?2 AND seed = ?3 AND n_pairs = ?4 AND "
+                         "shard_index = ?5 AND shard_count = ?6",
+                         same_start ? " AND started_at = ?7" : "", " ORDER BY id DESC LIMIT 1"));
   find.bind(1, run.model_fingerprint)
       .bind(2, run.scenario_hash)
       .bind(3, static_cast<int64_t>(run.seed));
   find.bind(4, run.n_pairs)
       .bind(5, static_cast<int64_t>(run.shard_index))
       .bind(6, static_cast<int64_t>(run.shard_count));
-  find.bind(7, run.started_at);
-  return find.step() ? find.column_int(0) : 0;
+  if (same_start) find.bind(7, run.started_at);
+  return find.step() ? StoredRun{find.column_int(0), find.column_text(1)} : StoredRun{};
 }
 
-int64_t ResultsDb::find_landing_copy(const LandingRunRecord& landing) {
+StoredRun ResultsDb::find_landing(const LandingRunRecord& landing, bool same_start) {
   Statement find(db_,
-                 "SELECT id FROM landing_runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 "
-                 "AND construction = ?3 AND distance = ?4 AND seed = ?5 AND n_pairs = ?6 AND "
-                 "started_at = ?7");
+                 str_cat("SELECT id, status FROM landing_runs WHERE model_fingerprint = ?1 "
+                         "AND scenario_hash = ?2 AND construction = ?3 AND distance = ?4 "
+                         "AND seed = ?5 AND n_pairs = ?6",
+                         same_start ? " AND started_at = ?7" : "", " ORDER BY id DESC LIMIT 1"));
   find.bind(1, landing.model_fingerprint)
       .bind(2, landing.scenario_hash)
       .bind(3, landing.construction);
   find.bind(4, static_cast<int64_t>(landing.distance))
       .bind(5, static_cast<int64_t>(landing.seed))
       .bind(6, landing.n_pairs);
-  find.bind(7, landing.started_at);
-  return find.step() ? find.column_int(0) : 0;
+  if (same_start) find.bind(7, landing.started_at);
+  return find.step() ? StoredRun{find.column_int(0), find.column_text(1)} : StoredRun{};
 }
 
 // A copy takes the state of the copy that has run longer: wall time only
@@ -425,7 +406,7 @@ void ResultsDb::merge_from(const std::string& other_path) {
   ResultsDb other(other_path);
   Transaction transaction(db_);
   for (const RunRecord& run : other.runs()) {
-    int64_t id = find_run_copy(run);
+    int64_t id = find_run(run, true).id;
     if (id == 0) {
       id = insert_run(db_, run);
     } else {
@@ -439,7 +420,7 @@ void ResultsDb::merge_from(const std::string& other_path) {
   }
   transaction.commit();
   for (const LandingRunRecord& landing : other.landing_runs()) {
-    if (const int64_t id = find_landing_copy(landing); id != 0) {
+    if (const int64_t id = find_landing(landing, true).id; id != 0) {
       update_copy_state("landing_runs", id, landing.status, landing.finished_at,
                         landing.wall_seconds, landing.git_version);
       store_landing(id, other.landing_rows(landing.id));

@@ -91,6 +91,12 @@ struct OpenedRun {
   bool complete = false;
 };
 
+// A run or landing analysis found in the database; id 0 when none.
+struct StoredRun {
+  int64_t id = 0;
+  std::string status;
+};
+
 class ResultsDb {
  public:
   // Opens or creates the database (and its folder).
@@ -126,8 +132,11 @@ class ResultsDb {
 
  private:
   void create_schema();
-  int64_t find_run_copy(const RunRecord& run);
-  int64_t find_landing_copy(const LandingRunRecord& landing);
+  // The newest run of the same model, scenario, seed, pair count and shard
+  // (the same cell, for a landing); with `same_start`, only one started at the
+  // same second: a copy of the same run, from another database.
+  StoredRun find_run(const RunRecord& run, bool same_start);
+  StoredRun find_landing(const LandingRunRecord& landing, bool same_start);
   void update_copy_state(std::string_view table, int64_t id, const std::string& status,
                          const std::string& finished_at, double wall_seconds,
                          const std::string& git_version);
