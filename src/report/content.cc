@@ -149,7 +149,7 @@ bool testable(const CellGroup& group) {
 }
 
 std::string verdict(const CellGroup& group, size_t carrying) {
-  const std::string shape = paper_shape(group, carrying);
+  std::string shape = paper_shape(group, carrying);
   if (shape == "not reproduced" && !testable(group))
     return "not testable (visible does not move answers)";
   return shape;
