@@ -146,6 +146,21 @@ void insert_pair(Database& db, int64_t run_id, const PairRecord& pair) {
   }
 }
 
+int64_t insert_landing(Database& db, const LandingRunRecord& r) {
+  Statement insert(
+      db,
+      "INSERT INTO landing_runs (model_name, model_fingerprint, scenario_name, scenario_hash, "
+      "construction, distance, seed, n_pairs, git_version, events, started_at, finished_at, "
+      "wall_seconds, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+  insert.bind(1, r.model_name).bind(2, r.model_fingerprint).bind(3, r.scenario_name);
+  insert.bind(4, r.scenario_hash).bind(5, r.construction).bind(6, static_cast<int64_t>(r.distance));
+  insert.bind(7, static_cast<int64_t>(r.seed)).bind(8, r.n_pairs).bind(9, r.git_version);
+  insert.bind(10, r.events_json).bind(11, r.started_at).bind(12, r.finished_at);
+  insert.bind(13, r.wall_seconds).bind(14, r.status);
+  insert.run();
+  return db.last_insert_id();
+}
+
 }  // namespace
 
 std::string now_iso8601() {
@@ -252,7 +267,7 @@ std::vector<PairRecord> ResultsDb::pairs(int64_t run_id) {
   return out;
 }
 
-OpenedRun ResultsDb::open_landing(const LandingRunRecord& run, bool resume) {
+OpenedRun ResultsDb::open_landing(LandingRunRecord run, bool resume) {
   if (resume) {
     if (const StoredRun found = find_landing(run, false); found.id != 0) {
       if (found.status == "complete") return {found.id, true};
@@ -262,24 +277,9 @@ OpenedRun ResultsDb::open_landing(const LandingRunRecord& run, bool resume) {
       return {found.id, false};
     }
   }
-  Statement insert(
-      db_,
-      "INSERT INTO landing_runs (model_name, model_fingerprint, scenario_name, scenario_hash, "
-      "construction, distance, seed, n_pairs, git_version, events, started_at, status) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'running')");
-  insert.bind(1, run.model_name)
-      .bind(2, run.model_fingerprint)
-      .bind(3, run.scenario_name)
-      .bind(4, run.scenario_hash);
-  insert.bind(5, run.construction)
-      .bind(6, static_cast<int64_t>(run.distance))
-      .bind(7, static_cast<int64_t>(run.seed));
-  insert.bind(8, run.n_pairs)
-      .bind(9, run.git_version)
-      .bind(10, run.events_json)
-      .bind(11, now_iso8601());
-  insert.run();
-  return {db_.last_insert_id(), false};
+  run.status = "running";
+  run.started_at = now_iso8601();
+  return {insert_landing(db_, run), false};
 }
 
 void ResultsDb::finish_landing(int64_t landing_id, const std::string& status, double wall_seconds) {
@@ -420,31 +420,14 @@ void ResultsDb::merge_from(const std::string& other_path) {
   }
   transaction.commit();
   for (const LandingRunRecord& landing : other.landing_runs()) {
-    if (const int64_t id = find_landing(landing, true).id; id != 0) {
+    int64_t id = find_landing(landing, true).id;
+    if (id == 0) {
+      id = insert_landing(db_, landing);
+    } else {
       update_copy_state("landing_runs", id, landing.status, landing.finished_at,
                         landing.wall_seconds, landing.git_version);
-      store_landing(id, other.landing_rows(landing.id));
-      continue;
     }
-    Statement insert(
-        db_,
-        "INSERT INTO landing_runs (model_name, model_fingerprint, scenario_name, scenario_hash, "
-        "construction, distance, seed, n_pairs, git_version, events, started_at, finished_at, "
-        "wall_seconds, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-        "?14)");
-    insert.bind(1, landing.model_name)
-        .bind(2, landing.model_fingerprint)
-        .bind(3, landing.scenario_name);
-    insert.bind(4, landing.scenario_hash)
-        .bind(5, landing.construction)
-        .bind(6, static_cast<int64_t>(landing.distance));
-    insert.bind(7, static_cast<int64_t>(landing.seed))
-        .bind(8, landing.n_pairs)
-        .bind(9, landing.git_version);
-    insert.bind(10, landing.events_json).bind(11, landing.started_at).bind(12, landing.finished_at);
-    insert.bind(13, landing.wall_seconds).bind(14, landing.status);
-    insert.run();
-    store_landing(db_.last_insert_id(), other.landing_rows(landing.id));
+    store_landing(id, other.landing_rows(landing.id));
   }
 }
 

@@ -116,7 +116,7 @@ class ResultsDb {
   std::vector<PairRecord> pairs(int64_t run_id);
 
   // Landing analyses: like runs, resumable per pair and stage.
-  OpenedRun open_landing(const LandingRunRecord& run, bool resume);
+  OpenedRun open_landing(LandingRunRecord run, bool resume);
   void finish_landing(int64_t landing_id, const std::string& status, double wall_seconds);
   std::set<int64_t> stored_landing_pairs(int64_t landing_id, int stage);
   void store_landing(int64_t landing_id, const std::vector<LandingRow>& rows);
