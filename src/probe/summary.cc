@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -68,13 +69,25 @@ report::ConditionResult summarize_condition(std::string_view condition,
   return result;
 }
 
+// A run's wall time sums its stretches of computing; when its start-to-finish
+// span is longer by more than a minute, it was stopped and resumed.
+bool was_resumed(const store::RunRecord& run) {
+  constexpr double kSlackSeconds = 60.0;
+  const std::optional<int64_t> started = store::iso8601_seconds(run.started_at);
+  const std::optional<int64_t> finished = store::iso8601_seconds(run.finished_at);
+  return started && finished &&
+         static_cast<double>(*finished - *started) > run.wall_seconds + kSlackSeconds;
+}
+
 }  // namespace
 
 report::RunInfo run_info(const store::RunRecord& run) {
-  return {
+  report::RunInfo info = {
       run.model_name, run.model_fingerprint, run.scenario_name, run.scenario_hash, run.git_version,
       run.seed,       run.n_pairs,           run.shard_index,   run.shard_count,   run.threads,
       run.started_at, run.finished_at,       run.wall_seconds,  run.status};
+  info.resumed = was_resumed(run);
+  return info;
 }
 
 std::vector<report::CellResult> summarize_run(const store::RunRecord& run,

@@ -404,7 +404,8 @@ Table runs_table(const std::vector<RunInfo>& runs) {
     const std::string shard = run.shard_count > 1 ? std::to_string(run.shard_index) + " of " +
                                                         std::to_string(run.shard_count)
                                                   : std::string(kNone);
-    table.rows.push_back({run.model, run.scenario, run.status, std::to_string(run.pairs), shard,
+    const std::string status = run.resumed ? run.status + ", resumed" : run.status;
+    table.rows.push_back({run.model, run.scenario, status, std::to_string(run.pairs), shard,
                           std::to_string(run.seed), std::to_string(run.threads), run.started_at,
                           run.finished_at.empty() ? std::string(kNone) : run.finished_at,
                           format_fixed(run.wall_seconds, 1) + " s", run.git_version,

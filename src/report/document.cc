@@ -171,7 +171,9 @@ void add_runs(std::vector<Block>& blocks, const ReportData& data) {
   if (data.runs.empty()) return;
   add_section(blocks, "runs", "Runs");
   add(blocks, BlockKind::kParagraph,
-      "The runs whose results this report shows; a run that is not complete is marked.");
+      "The runs whose results this report shows; a run that is not complete is marked. Wall "
+      "time is the time spent computing, summed over resumes; a run marked resumed was stopped "
+      "and continued later, so its started-to-finished span includes the pause.");
   add_table(blocks, runs_table(data.runs));
 }
 

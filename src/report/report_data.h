@@ -60,7 +60,8 @@ struct RunInfo {
   std::string started_at;   // ISO 8601
   std::string finished_at;  // empty while running
   double wall_seconds = 0.0;
-  std::string status;  // complete | interrupted | running | invalid
+  std::string status;    // complete | interrupted | running | invalid
+  bool resumed = false;  // stopped and continued: started..finished spans the pause
 };
 
 // Landing analysis of one scenario on one model (SPEC sections 1 and 3.3).

@@ -172,6 +172,13 @@ std::string now_iso8601() {
   return buffer;
 }
 
+std::optional<int64_t> iso8601_seconds(const std::string& text) {
+  std::tm utc{};
+  const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return static_cast<int64_t>(timegm(&utc));
+}
+
 ResultsDb::ResultsDb(const std::string& path) : db_(parent_folder_made(path)) {
   create_schema();
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -144,5 +145,8 @@ class ResultsDb {
 };
 
 std::string now_iso8601();
+
+// Seconds since the epoch of a now_iso8601() time; nullopt when `text` is not one.
+std::optional<int64_t> iso8601_seconds(const std::string& text);
 
 }  // namespace eventkv::store

@@ -441,6 +441,14 @@ TEST(ReportMarkdown, RunsNameTheirShard) {
             std::string::npos);
 }
 
+TEST(ReportMarkdown, MarksResumedRuns) {
+  ReportData data = sample_report();
+  data.runs[0].resumed = true;
+  const std::string markdown = render_markdown(data);
+  EXPECT_NE(markdown.find("| hallway-light | complete, resumed | 200 |"), std::string::npos);
+  EXPECT_NE(markdown.find("| hallway-light-distance | complete | 200 |"), std::string::npos);
+}
+
 TEST(ReportMarkdown, FlagsInvalidCells) {
   const std::string markdown = render_markdown(sample_report());
   EXPECT_NE(markdown.find("> **⚠ Invalid results: a bug in the harness, not findings.**"),
