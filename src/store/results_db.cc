@@ -161,6 +161,9 @@ int64_t insert_landing(Database& db, const LandingRunRecord& r) {
   return db.last_insert_id();
 }
 
+// The one time format of the database: UTC to the second.
+constexpr const char* kIso8601 = "%Y-%m-%dT%H:%M:%SZ";
+
 }  // namespace
 
 std::string now_iso8601() {
@@ -168,13 +171,13 @@ std::string now_iso8601() {
   std::tm utc{};
   gmtime_r(&now, &utc);
   char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  std::strftime(buffer, sizeof(buffer), kIso8601, &utc);
   return buffer;
 }
 
 std::optional<int64_t> iso8601_seconds(const std::string& text) {
   std::tm utc{};
-  const char* end = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  const char* end = strptime(text.c_str(), kIso8601, &utc);
   if (end == nullptr || *end != '\0') return std::nullopt;
   return static_cast<int64_t>(timegm(&utc));
 }

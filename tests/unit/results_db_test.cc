@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace eventkv::store {
@@ -127,6 +128,17 @@ TEST_F(ResultsDbTest, MergingACopyAgainAddsOnlyWhatIsNew) {
   EXPECT_EQ(merged.runs()[0].git_version, "aaa1111 bbb2222");
   EXPECT_EQ(merged.landing_runs().size(), 1u);
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(shard_path + suffix);
+}
+
+TEST(Iso8601, ReadsWhatNowWrites) {
+  EXPECT_EQ(iso8601_seconds("1970-01-02T00:00:01Z"), std::optional<int64_t>(86401));
+  EXPECT_EQ(iso8601_seconds("2026-12-03T20:37:02Z").value() -
+                iso8601_seconds("2026-12-03T19:00:34Z").value(),
+            5788);
+  EXPECT_TRUE(iso8601_seconds(now_iso8601()).has_value());
+  EXPECT_FALSE(iso8601_seconds("").has_value());
+  EXPECT_FALSE(iso8601_seconds("2026-12-03 20:37:02").has_value());
+  EXPECT_FALSE(iso8601_seconds("2026-12-03T20:37:02Z trailing").has_value());
 }
 
 }  // namespace

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <optional>
-
 #include "store/results_db.h"
 
 namespace eventkv::probe {
@@ -17,17 +15,6 @@ store::RunRecord timed_run(const std::string& started, const std::string& finish
   run.wall_seconds = wall_seconds;
   run.status = "complete";
   return run;
-}
-
-TEST(Iso8601, ReadsWhatNowWrites) {
-  EXPECT_EQ(store::iso8601_seconds("1970-01-02T00:00:01Z"), std::optional<int64_t>(86401));
-  EXPECT_EQ(store::iso8601_seconds("2026-12-03T20:37:02Z").value() -
-                store::iso8601_seconds("2026-12-03T19:00:34Z").value(),
-            5788);
-  EXPECT_TRUE(store::iso8601_seconds(store::now_iso8601()).has_value());
-  EXPECT_FALSE(store::iso8601_seconds("").has_value());
-  EXPECT_FALSE(store::iso8601_seconds("2026-12-03 20:37:02").has_value());
-  EXPECT_FALSE(store::iso8601_seconds("2026-12-03T20:37:02Z trailing").has_value());
 }
 
 TEST(RunInfo, MarksARunWhoseSpanExceedsItsWallTime) {
