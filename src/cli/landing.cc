@@ -50,6 +50,7 @@ void run(const LandingCliOptions& options) {
   const InterruptGuard guard;
   probe::LandingRunOptions run_options = options.run;
   run_options.git_version = EVENTKV_GIT_VERSION;
+  if (options.model.n_ctx > 0) run_options.kv_cells = options.model.n_ctx;
   const probe::RunOutcome outcome =
       probe::run_landing(load_engine(options.model), scenario, db, run_options, interrupted());
   if (outcome.interrupted)
@@ -68,6 +69,7 @@ void add_landing_command(CLI::App& app) {
   auto options = std::make_shared<LandingCliOptions>();
   cmd->add_option("scenario", options->scenario, "scenario file (JSON)")->required();
   add_model_options(cmd, options->model);
+  cmd->get_option("--ctx")->description("KV cells for one pair's histories (default 8192)");
   add_panel_option(cmd, options->model);
   cmd->add_option("--pairs", options->run.pairs, "donor pairs to analyse")
       ->check(CLI::PositiveNumber);

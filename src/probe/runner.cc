@@ -1,7 +1,6 @@
 #include "probe/runner.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -14,6 +13,7 @@
 #include "report/format.h"
 #include "util/error.h"
 #include "util/progress.h"
+#include "util/stopwatch.h"
 
 namespace eventkv::probe {
 namespace {
@@ -154,7 +154,7 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
   for (int i = options.shard_index; i < n_pairs; i += options.shard_count)
     total += static_cast<int64_t>(cells.size());
   Progress progress(scenario.name + " / " + record.model_name, total, "pairs");
-  const auto start = std::chrono::steady_clock::now();
+  Stopwatch timer(outcome.seconds);
   int64_t done = 0;
   const auto store = [&](const TokenizedPair& pair, const Cell& cell, const PairScores& scores) {
     if (!scores.local_identical) {
@@ -168,33 +168,45 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
     ++outcome.pairs_computed;
     progress.update(++done);
   };
-  for (int index = options.shard_index; index < n_pairs && !interrupted;
-       index += options.shard_count) {
-    for (const std::vector<Cell>& chain : distance_chains(cells)) {
-      if (interrupted) break;
-      std::vector<Cell> missing;
-      std::vector<TokenizedPair> pairs;
-      for (const Cell& cell : chain) {
-        if (stored.count({index, cell.construction, cell.distance}) > 0) {
-          progress.update(++done);
-          continue;
-        }
-        missing.push_back(cell);
-        pairs.push_back(tokenize_pair(scenario, cell, index, format, engine->model().tokenizer()));
+  // The missing cells of one pair index along one chain, computed together.
+  const auto compute_chain = [&](int index, const std::vector<Cell>& chain) {
+    std::vector<Cell> missing;
+    std::vector<TokenizedPair> pairs;
+    for (const Cell& cell : chain) {
+      if (stored.count({index, cell.construction, cell.distance}) > 0) {
+        progress.update(++done);
+        continue;
       }
-      if (pairs.empty()) continue;
-      if (std::all_of(pairs.begin(), pairs.end(),
-                      [&](const TokenizedPair& p) { return is_leading_part(p, pairs.back()); })) {
-        const std::vector<PairScores> scores = run_conditions_nested(pairs, engine, arena);
-        for (size_t i = 0; i < pairs.size(); ++i) store(pairs[i], missing[i], scores[i]);
-      } else {
-        for (size_t i = 0; i < pairs.size(); ++i)
-          store(pairs[i], missing[i], run_conditions(pairs[i], engine, arena));
+      missing.push_back(cell);
+      pairs.push_back(tokenize_pair(scenario, cell, index, format, engine->model().tokenizer()));
+    }
+    if (pairs.empty()) return;
+    if (std::all_of(pairs.begin(), pairs.end(),
+                    [&](const TokenizedPair& p) { return is_leading_part(p, pairs.back()); })) {
+      const std::vector<PairScores> scores = run_conditions_nested(pairs, engine, arena);
+      for (size_t i = 0; i < pairs.size(); ++i) store(pairs[i], missing[i], scores[i]);
+    } else {
+      for (size_t i = 0; i < pairs.size(); ++i)
+        store(pairs[i], missing[i], run_conditions(pairs[i], engine, arena));
+    }
+  };
+  const std::vector<std::vector<Cell>> chains = distance_chains(cells);
+  // A run that stops on an error is stored as failed, not left running.
+  try {
+    for (int index = options.shard_index; index < n_pairs && !interrupted;
+         index += options.shard_count) {
+      for (const std::vector<Cell>& chain : chains) {
+        if (interrupted) break;
+        compute_chain(index, chain);
       }
     }
+  } catch (const std::exception&) {
+    timer.stop();
+    db.finish_run(outcome.run_id, "failed", outcome.seconds);
+    throw;
   }
   progress.finish();
-  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  timer.stop();
   outcome.interrupted = interrupted;
   db.finish_run(outcome.run_id,
                 outcome.invalid       ? "invalid"
@@ -258,32 +270,40 @@ RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario
   LandingOptions landing;
   landing.max_edges = options.max_edges;
   landing.token_window = options.token_window;
-  const auto start = std::chrono::steady_clock::now();
+  Stopwatch timer(outcome.seconds);
   std::set<int64_t> computed;  // a pair counts once, though both stages measure it
-  for (const int stage : {1, 2}) {
-    const std::set<int64_t> stored = db.stored_landing_pairs(outcome.run_id, stage);
-    const std::vector<std::string> roots =
-        stage == 1 ? std::vector<std::string>{}
-                   : passing_targets(landing_measures_by_pair(db.landing_rows(outcome.run_id)),
-                                     "event", scenario.seed);
-    if (stage == 2 && roots.empty()) break;
-    Progress progress(scenario.name + " landing " + (stage == 1 ? "roots" : "depth, tokens, edges"),
-                      options.pairs, "pairs");
-    for (int index = 0; index < options.pairs && !interrupted; ++index) {
-      if (stored.count(index) == 0) {
-        const TokenizedPair pair = tokenize_pair(scenario, cell, index, format, tok);
-        const std::vector<LandingMeasure> measures =
-            stage == 1 ? measure_events(pair, engine, arena, landing)
-                       : measure_roots(pair, engine, arena, landing, roots);
-        db.store_landing(outcome.run_id, landing_rows(index, stage, measures));
-        computed.insert(index);
+  // An analysis that stops on an error is stored as failed, not left running.
+  try {
+    for (const int stage : {1, 2}) {
+      const std::set<int64_t> stored = db.stored_landing_pairs(outcome.run_id, stage);
+      const std::vector<std::string> roots =
+          stage == 1 ? std::vector<std::string>{}
+                     : passing_targets(landing_measures_by_pair(db.landing_rows(outcome.run_id)),
+                                       "event", scenario.seed);
+      if (stage == 2 && roots.empty()) break;
+      Progress progress(
+          scenario.name + " landing " + (stage == 1 ? "roots" : "depth, tokens, edges"),
+          options.pairs, "pairs");
+      for (int index = 0; index < options.pairs && !interrupted; ++index) {
+        if (stored.count(index) == 0) {
+          const TokenizedPair pair = tokenize_pair(scenario, cell, index, format, tok);
+          const std::vector<LandingMeasure> measures =
+              stage == 1 ? measure_events(pair, engine, arena, landing)
+                         : measure_roots(pair, engine, arena, landing, roots);
+          db.store_landing(outcome.run_id, landing_rows(index, stage, measures));
+          computed.insert(index);
+        }
+        progress.update(index + 1);
       }
-      progress.update(index + 1);
+      progress.finish();
     }
-    progress.finish();
+  } catch (const std::exception&) {
+    timer.stop();
+    db.finish_landing(outcome.run_id, "failed", outcome.seconds);
+    throw;
   }
   outcome.pairs_computed = static_cast<int64_t>(computed.size());
-  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  timer.stop();
   outcome.interrupted = interrupted;
   db.finish_landing(outcome.run_id, outcome.interrupted ? "interrupted" : "complete",
                     outcome.seconds);

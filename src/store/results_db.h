@@ -37,7 +37,7 @@ struct RunRecord {
   std::string started_at;
   std::string finished_at;
   double wall_seconds = 0.0;
-  std::string status;  // running | complete | interrupted | invalid
+  std::string status;  // running | complete | interrupted | invalid | failed
 };
 
 struct SideRecord {

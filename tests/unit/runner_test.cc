@@ -1,6 +1,15 @@
+#include "probe/runner.h"
+
 #include <gtest/gtest.h>
 
-#include "probe/runner.h"
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "model/test_model.h"
+#include "probe/scenario.h"
+#include "test_support.h"
+#include "util/error.h"
 
 namespace eventkv::probe {
 namespace {
@@ -24,6 +33,52 @@ TEST(OutcomeSummary, FlagsAnInvalidRunFirst) {
   outcome.seconds = 1.0;
   outcome.invalid = true;
   EXPECT_EQ(outcome_summary(outcome), "5 pairs in 1.0 s (INVALID: sparse-local moved pairs)");
+}
+
+// A run that stops on an error (here a KV arena too small for the tiny
+// scenario's histories) is stored as failed, not left "running".
+class FailedRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("eventkv-runner-test-" + std::to_string(::getpid()) + ".db"))
+                .string();
+    std::filesystem::remove(path_);
+  }
+  void TearDown() override {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+  }
+  // The model reads its tensors from bytes_, which must outlive it.
+  std::shared_ptr<kv::Engine> engine() {
+    return std::make_shared<kv::Engine>(model::Model::from_bytes(bytes_, "generated"), 1);
+  }
+  static Scenario scenario() {
+    return load_scenario(testing::fixture_path("scenarios/tiny.json").string());
+  }
+  std::string path_;
+  std::vector<uint8_t> bytes_ = model::build_test_model({}).to_bytes();
+  std::atomic<bool> interrupted_{false};
+};
+
+TEST_F(FailedRunTest, ProbeRunIsStoredAsFailed) {
+  store::ResultsDb db(path_);
+  RunOptions options;
+  options.kv_cells = 40;
+  EXPECT_THROW(run_scenario(engine(), "generated", scenario(), db, options, interrupted_),
+               eventkv::Error);
+  ASSERT_EQ(db.runs().size(), 1U);
+  EXPECT_EQ(db.runs()[0].status, "failed");
+  EXPECT_FALSE(db.runs()[0].finished_at.empty());
+}
+
+TEST_F(FailedRunTest, LandingAnalysisIsStoredAsFailed) {
+  store::ResultsDb db(path_);
+  LandingRunOptions options;
+  options.kv_cells = 40;
+  EXPECT_THROW(run_landing(engine(), scenario(), db, options, interrupted_), eventkv::Error);
+  ASSERT_EQ(db.landing_runs().size(), 1U);
+  EXPECT_EQ(db.landing_runs()[0].status, "failed");
+  EXPECT_FALSE(db.landing_runs()[0].finished_at.empty());
 }
 
 }  // namespace
