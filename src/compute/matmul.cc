@@ -36,82 +36,101 @@ void matvec_rows(const WeightView& w, int64_t n_tokens, float* y, int64_t row_be
   }
 }
 
-// y[t, 0:32] += sum_k x[t, k] * panel[k, 0:32] for kTokens tokens: the
-// outer-product form, with every accumulator a row of outputs (no reductions).
+// Columns per pass over y: a row strip of this many columns (256 KB of
+// panels) stays in L2 while every token block multiplies it, and y is read
+// and written once per pass instead of once per panel.
+constexpr int64_t kStripColumns = 8 * kPanelDepth;
+
+// y[t, 0:32] (+)= sum_k x[t, k] * strip[k, 0:32] for kTokens tokens, over the
+// n_cols columns of a strip of panels: the outer-product form, with every
+// accumulator a row of outputs (no reductions). Each panel's products are
+// summed apart and then added to the running sum, so the sums are the same
+// however many panels one strip holds. `first`: y is written, not added to.
 template <int kTokens>
-void panel_kernel(const float* x, int64_t x_stride, const float* panel, int64_t len, float* y,
-                  int64_t y_stride, int64_t rows) {
-  v16f acc[kTokens][2] = {};
-  for (int64_t k = 0; k < len; ++k) {
-    const v16f w0 = load16(panel + k * kPanelRows);
-    const v16f w1 = load16(panel + k * kPanelRows + kLanes);
+void strip_kernel(const float* x, int64_t x_stride, const float* strip, int64_t n_cols, float* y,
+                  int64_t y_stride, int64_t rows, bool first) {
+  v16f sum[kTokens][2] = {};
+  float lanes[kPanelRows] = {};
+  if (!first) {
     for (int t = 0; t < kTokens; ++t) {
-      const float xv = x[t * x_stride + k];
-      acc[t][0] = xv * w0 + acc[t][0];
-      acc[t][1] = xv * w1 + acc[t][1];
+      std::copy(y + t * y_stride, y + t * y_stride + rows, lanes);
+      sum[t][0] = load16(lanes);
+      sum[t][1] = load16(lanes + kLanes);
+    }
+  }
+  for (int64_t k0 = 0; k0 < n_cols; k0 += kPanelDepth) {
+    const int64_t len = std::min(kPanelDepth, n_cols - k0);
+    const float* panel = strip + k0 * kPanelRows;
+    v16f acc[kTokens][2] = {};
+    for (int64_t k = 0; k < len; ++k) {
+      const v16f w0 = load16(panel + k * kPanelRows);
+      const v16f w1 = load16(panel + k * kPanelRows + kLanes);
+      for (int t = 0; t < kTokens; ++t) {
+        const float xv = x[t * x_stride + k0 + k];
+        acc[t][0] = xv * w0 + acc[t][0];
+        acc[t][1] = xv * w1 + acc[t][1];
+      }
+    }
+    for (int t = 0; t < kTokens; ++t) {
+      sum[t][0] += acc[t][0];
+      sum[t][1] += acc[t][1];
     }
   }
   for (int t = 0; t < kTokens; ++t) {
-    float* out = y + t * y_stride;
-    if (rows == kPanelRows) {
-      store16(out, load16(out) + acc[t][0]);
-      store16(out + kLanes, load16(out + kLanes) + acc[t][1]);
-    } else {
-      float lanes[kPanelRows];
-      store16(lanes, acc[t][0]);
-      store16(lanes + kLanes, acc[t][1]);
-      for (int64_t r = 0; r < rows; ++r) out[r] += lanes[r];
-    }
+    store16(lanes, sum[t][0]);
+    store16(lanes + kLanes, sum[t][1]);
+    std::copy(lanes, lanes + rows, y + t * y_stride);
   }
 }
 
-void panel_times_tokens(const float* x, int64_t x_stride, int64_t n_tokens, const float* panel,
-                        int64_t len, float* y, int64_t y_stride, int64_t rows) {
+void strip_times_tokens(const float* x, int64_t x_stride, int64_t n_tokens, const float* strip,
+                        int64_t n_cols, float* y, int64_t y_stride, int64_t rows, bool first) {
   int64_t t = 0;
   for (; t + kPanelTokens <= n_tokens; t += kPanelTokens) {
-    panel_kernel<kPanelTokens>(x + t * x_stride, x_stride, panel, len, y + t * y_stride, y_stride,
-                               rows);
+    strip_kernel<kPanelTokens>(x + t * x_stride, x_stride, strip, n_cols, y + t * y_stride,
+                               y_stride, rows, first);
   }
   const float* xt = x + t * x_stride;
   float* yt = y + t * y_stride;
   switch (n_tokens - t) {
     case 5:
-      return panel_kernel<5>(xt, x_stride, panel, len, yt, y_stride, rows);
+      return strip_kernel<5>(xt, x_stride, strip, n_cols, yt, y_stride, rows, first);
     case 4:
-      return panel_kernel<4>(xt, x_stride, panel, len, yt, y_stride, rows);
+      return strip_kernel<4>(xt, x_stride, strip, n_cols, yt, y_stride, rows, first);
     case 3:
-      return panel_kernel<3>(xt, x_stride, panel, len, yt, y_stride, rows);
+      return strip_kernel<3>(xt, x_stride, strip, n_cols, yt, y_stride, rows, first);
     case 2:
-      return panel_kernel<2>(xt, x_stride, panel, len, yt, y_stride, rows);
+      return strip_kernel<2>(xt, x_stride, strip, n_cols, yt, y_stride, rows, first);
     case 1:
-      return panel_kernel<1>(xt, x_stride, panel, len, yt, y_stride, rows);
+      return strip_kernel<1>(xt, x_stride, strip, n_cols, yt, y_stride, rows, first);
     default:
       return;
   }
 }
 
-// Many tokens: each panel of 32 rows x 256 columns is dequantized once (or
-// was, into w.panels) and multiplied with every token's slice of x.
+// Many tokens: each strip of 32 rows x kStripColumns columns is dequantized
+// once (or was, into w.panels) and multiplied with every token's slice of x.
 void matmul_rows(const WeightView& w, const float* x, int64_t n_tokens, float* y, int64_t row_begin,
                  int64_t row_end) {
   thread_local std::vector<float> scratch;
   thread_local AlignedVector<float> dequantized;
   scratch.resize(static_cast<size_t>(kPanelRows * kPanelDepth));
-  dequantized.resize(static_cast<size_t>(kPanelRows * kPanelDepth));
-  for (int64_t t = 0; t < n_tokens; ++t)
-    std::fill(y + t * w.n_out + row_begin, y + t * w.n_out + row_end, 0.0f);
-  for (int64_t k0 = 0; k0 < w.n_in; k0 += kPanelDepth) {
-    const int64_t len = std::min(kPanelDepth, w.n_in - k0);
+  dequantized.resize(static_cast<size_t>(kPanelRows * kStripColumns));
+  for (int64_t c0 = 0; c0 < w.n_in; c0 += kStripColumns) {
+    const int64_t n_cols = std::min(kStripColumns, w.n_in - c0);
     for (int64_t r0 = row_begin; r0 < row_end; r0 += kPanelRows) {
       const int64_t rows = std::min(kPanelRows, row_end - r0);
-      const float* panel = dequantized.data();
+      const float* strip = dequantized.data();
       if (w.panels != nullptr) {
-        panel = w.panels +
-                (r0 / kPanelRows * w.panel_columns() + k0 / kPanelDepth) * kPanelRows * kPanelDepth;
+        strip = w.panels +
+                (r0 / kPanelRows * w.panel_columns() + c0 / kPanelDepth) * kPanelRows * kPanelDepth;
       } else {
-        model::dequantize_panel(w, r0, k0, len, scratch.data(), dequantized.data());
+        for (int64_t k0 = c0; k0 < c0 + n_cols; k0 += kPanelDepth) {
+          model::dequantize_panel(w, r0, k0, std::min(kPanelDepth, w.n_in - k0), scratch.data(),
+                                  dequantized.data() + (k0 - c0) * kPanelRows);
+        }
       }
-      panel_times_tokens(x + k0, w.n_in, n_tokens, panel, len, y + r0, w.n_out, rows);
+      strip_times_tokens(x + c0, w.n_in, n_tokens, strip, n_cols, y + r0, w.n_out, rows, c0 == 0);
     }
   }
 }
