@@ -5,26 +5,16 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <optional>
 #include <string>
+
+#include "test_support.h"
 
 namespace eventkv::store {
 namespace {
 
 class ResultsDbTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = (std::filesystem::temp_directory_path() /
-             ("eventkv-results-db-test-" + std::to_string(::getpid()) + ".db"))
-                .string();
-    std::filesystem::remove(path_);
-  }
-  void TearDown() override {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
-  }
   static RunRecord one_run(const std::string& git_version) {
     RunRecord run;
     run.model_fingerprint = "f";
@@ -34,11 +24,11 @@ class ResultsDbTest : public ::testing::Test {
     run.git_version = git_version;
     return run;
   }
-  std::string path_;
+  testing::TempDatabase database_{"results-db-test"};
 };
 
 TEST_F(ResultsDbTest, ResumedRunListsEveryVersionOnce) {
-  ResultsDb db(path_);
+  ResultsDb db(database_.path());
   RunRecord run = one_run("aaa1111");
   const int64_t id = db.open_run(run, false).id;
   db.finish_run(id, "interrupted", 1.0);
@@ -54,7 +44,7 @@ TEST_F(ResultsDbTest, ResumedRunListsEveryVersionOnce) {
 }
 
 TEST_F(ResultsDbTest, ResumingCompleteRunChangesNothing) {
-  ResultsDb db(path_);
+  ResultsDb db(database_.path());
   RunRecord run = one_run("aaa1111");
   const int64_t id = db.open_run(run, false).id;
   db.finish_run(id, "complete", 5.0);
@@ -72,7 +62,7 @@ TEST_F(ResultsDbTest, ResumingCompleteRunChangesNothing) {
 }
 
 TEST_F(ResultsDbTest, ResumedLandingListsEveryVersionOnce) {
-  ResultsDb db(path_);
+  ResultsDb db(database_.path());
   LandingRunRecord run;
   run.model_fingerprint = "f";
   run.scenario_hash = "h";
@@ -96,8 +86,9 @@ TEST_F(ResultsDbTest, ResumedLandingListsEveryVersionOnce) {
 }
 
 TEST_F(ResultsDbTest, MergingACopyAgainAddsOnlyWhatIsNew) {
-  const std::string shard_path = path_ + "-shard";
-  ResultsDb merged(path_);
+  const testing::TempDatabase shard_database("results-db-test-shard");
+  const std::string& shard_path = shard_database.path();
+  ResultsDb merged(database_.path());
   {
     ResultsDb shard(shard_path);
     const int64_t id = shard.open_run(one_run("aaa1111"), false).id;
@@ -127,7 +118,6 @@ TEST_F(ResultsDbTest, MergingACopyAgainAddsOnlyWhatIsNew) {
   EXPECT_DOUBLE_EQ(merged.runs()[0].wall_seconds, 3.0);
   EXPECT_EQ(merged.runs()[0].git_version, "aaa1111 bbb2222");
   EXPECT_EQ(merged.landing_runs().size(), 1u);
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(shard_path + suffix);
 }
 
 TEST(Iso8601, ReadsWhatNowWrites) {

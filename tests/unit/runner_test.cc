@@ -2,10 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <filesystem>
-
 #include "model/test_model.h"
 #include "probe/scenario.h"
 #include "test_support.h"
@@ -39,15 +35,6 @@ TEST(OutcomeSummary, FlagsAnInvalidRunFirst) {
 // scenario's histories) is stored as failed, not left "running".
 class FailedRunTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = (std::filesystem::temp_directory_path() /
-             ("eventkv-runner-test-" + std::to_string(::getpid()) + ".db"))
-                .string();
-    std::filesystem::remove(path_);
-  }
-  void TearDown() override {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
-  }
   // The model reads its tensors from bytes_, which must outlive it.
   std::shared_ptr<kv::Engine> engine() {
     return std::make_shared<kv::Engine>(model::Model::from_bytes(bytes_, "generated"), 1);
@@ -55,13 +42,13 @@ class FailedRunTest : public ::testing::Test {
   static Scenario scenario() {
     return load_scenario(testing::fixture_path("scenarios/tiny.json").string());
   }
-  std::string path_;
+  testing::TempDatabase database_{"runner-test"};
   std::vector<uint8_t> bytes_ = model::build_test_model({}).to_bytes();
   std::atomic<bool> interrupted_{false};
 };
 
 TEST_F(FailedRunTest, ProbeRunIsStoredAsFailed) {
-  store::ResultsDb db(path_);
+  store::ResultsDb db(database_.path());
   RunOptions options;
   options.kv_cells = 40;
   EXPECT_THROW(run_scenario(engine(), "generated", scenario(), db, options, interrupted_),
@@ -72,7 +59,7 @@ TEST_F(FailedRunTest, ProbeRunIsStoredAsFailed) {
 }
 
 TEST_F(FailedRunTest, LandingAnalysisIsStoredAsFailed) {
-  store::ResultsDb db(path_);
+  store::ResultsDb db(database_.path());
   LandingRunOptions options;
   options.kv_cells = 40;
   EXPECT_THROW(run_landing(engine(), scenario(), db, options, interrupted_), eventkv::Error);

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace eventkv::testing {
 
 inline std::filesystem::path source_dir() {
@@ -49,6 +51,29 @@ inline std::filesystem::path shared_dir() {
   if (const char* dir = std::getenv("EVENTKV_SHARED")) return dir;
   return source_dir().parent_path() / "shared";
 }
+
+// A database path in the temp folder, unique to the process and the name;
+// the file and SQLite's -wal and -shm files beside it are removed when it is
+// made and when it goes.
+class TempDatabase {
+ public:
+  explicit TempDatabase(const std::string& name)
+      : path_((std::filesystem::temp_directory_path() /
+               ("eventkv-" + name + "-" + std::to_string(::getpid()) + ".db"))
+                  .string()) {
+    remove_files();
+  }
+  ~TempDatabase() { remove_files(); }
+  TempDatabase(const TempDatabase&) = delete;
+  TempDatabase& operator=(const TempDatabase&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  void remove_files() const {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+  }
+  std::string path_;
+};
 
 // Decodes standard base64 (with '=' padding) into bytes.
 inline std::vector<uint8_t> base64_decode(const std::string& text) {
