@@ -79,7 +79,7 @@ void add_chat_command(CLI::App& app) {
   cmd->add_option("--system", options->system, "system message");
   cmd->add_option("--format", options->format, "chat format (default: from the model's template)");
   cmd->add_option("-n,--n-predict", options->params.max_tokens, "tokens per reply at most")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   add_sampling_options(cmd, options->params.sampling);
   add_precision_option(cmd, options->precision);
   cmd->callback([options] { run(*options); });

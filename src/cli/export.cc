@@ -2,6 +2,7 @@
 // as CSV rows, or the runs and their statistics as JSON.
 // eventkv merge OUT.db IN.db...: pools shard databases into one.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -105,10 +106,22 @@ void add_merge_command(CLI::App& app) {
   cmd->add_option("output", *output, "database to add to (created when absent)")->required();
   cmd->add_option("inputs", *inputs, "databases to copy from")->required();
   cmd->callback([output, inputs] {
-    store::ResultsDb db(*output);
-    for (const std::string& input : *inputs) {
-      db.merge_from(input);
-      std::cout << "merged " << input << "\n";
+    // An output this merge creates is removed again when an input fails, so
+    // bad input leaves no half-pooled database behind; an existing output
+    // keeps the inputs merged before the failure (merging them again adds
+    // nothing).
+    const bool created = !std::filesystem::exists(*output);
+    try {
+      store::ResultsDb db(*output);
+      for (const std::string& input : *inputs) {
+        db.merge_from(input);
+        std::cout << "merged " << input << "\n";
+      }
+    } catch (const std::exception&) {
+      if (created) {
+        for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(*output + suffix);
+      }
+      throw;
     }
   });
 }

@@ -48,7 +48,7 @@ void add_generate_command(CLI::App& app) {
   add_model_options(cmd, options->model);
   cmd->add_option("-p,--prompt", options->prompt, "prompt text")->required();
   cmd->add_option("-n,--n-predict", options->params.max_tokens, "tokens to generate at most")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--stop", options->params.stop, "stop string (repeatable)");
   cmd->add_flag("--special", options->special, "parse special-token text in the prompt");
   add_sampling_options(cmd, options->params.sampling);

@@ -46,13 +46,14 @@ void print_map(const report::LandingMap& map) {
 
 void run(const LandingCliOptions& options) {
   const probe::Scenario scenario = probe::load_scenario(options.scenario);
+  const std::shared_ptr<kv::Engine> engine = load_engine(options.model);
   store::ResultsDb db(options.db);
   const InterruptGuard guard;
   probe::LandingRunOptions run_options = options.run;
   run_options.git_version = EVENTKV_GIT_VERSION;
   if (options.model.n_ctx > 0) run_options.kv_cells = options.model.n_ctx;
   const probe::RunOutcome outcome =
-      probe::run_landing(load_engine(options.model), scenario, db, run_options, interrupted());
+      probe::run_landing(engine, scenario, db, run_options, interrupted());
   if (outcome.interrupted)
     fail("interrupted; the finished pairs are stored in ", options.db, " (continue with --resume)");
   for (const report::LandingMap& map : probe::collect_report(db).landing) {
@@ -71,16 +72,15 @@ void add_landing_command(CLI::App& app) {
   add_model_options(cmd, options->model);
   cmd->get_option("--ctx")->description("KV cells for one pair's histories (default 8192)");
   add_panel_option(cmd, options->model);
-  cmd->add_option("--pairs", options->run.pairs, "donor pairs to analyse")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--pairs", options->run.pairs, "donor pairs to analyse")->check(at_least(1));
   cmd->add_option("--construction", options->run.construction,
                   "construction id (default: the scenario's first)");
   cmd->add_option("--distance", options->run.distance,
                   "filler distance (default: the scenario's first)");
   cmd->add_option("--max-edges", options->run.max_edges, "reference-edge candidates per pair")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--token-window", options->run.token_window, "tokens swapped together")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_option("--db", options->db, "results database (default results/eventkv.db)");
   cmd->add_flag("--resume", options->run.resume,
                 "continue the newest unfinished analysis of this cell");

@@ -23,8 +23,11 @@ int main(int argc, char** argv) {
   eventkv::cli::add_suite_command(app);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::Success& e) {  // --help
     return app.exit(e);
+  } catch (const CLI::ParseError& e) {  // one line, like every other error
+    std::fprintf(stderr, "eventkv: error: %s (see --help)\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "eventkv: error: %s\n", e.what());
     return 1;

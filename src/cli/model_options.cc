@@ -14,7 +14,8 @@ void add_model_options(CLI::App* cmd, ModelOptions& options) {
   cmd->add_option("-m,--model", options.model, "GGUF model file")->required();
   cmd->add_option("-t,--threads", options.threads, "threads (default: every core)");
   cmd->add_option("-c,--ctx", options.n_ctx,
-                  "context size in tokens (default: 4096 or the trained context)");
+                  "context size in tokens (default: 4096 or the trained context)")
+      ->check(at_least(1));
 }
 
 void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params) {
@@ -62,6 +63,19 @@ std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options) {
                  options.model.c_str());
   }
   return std::make_shared<kv::Engine>(std::move(model), threads);
+}
+
+void check_models(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) model::Model::load(path);
+}
+
+CLI::Validator at_least(int64_t minimum) {
+  return {[minimum](const std::string& text) {
+            int64_t value = 0;
+            if (CLI::detail::lexical_cast(text, value) && value >= minimum) return std::string();
+            return str_cat("must be an integer >= ", minimum, ", not '", text, "'");
+          },
+          str_cat("INT>=", minimum)};
 }
 
 }  // namespace eventkv::cli

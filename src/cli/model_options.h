@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "compute/matmul.h"
 #include "kv/engine.h"
@@ -32,6 +33,15 @@ void add_panel_option(CLI::App* cmd, ModelOptions& options);
 
 // Loads the model and starts its threads; throws Error.
 std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options);
+
+// Loads each model once (weights mapped, not copied) and lets it go, so a
+// bad path or an unsupported file fails before a results database is made
+// or an hour of another model's pairs is computed.
+void check_models(const std::vector<std::string>& paths);
+
+// An integer option's check that says what it wants ("must be an integer >=
+// 1, not '0'"): CLI11's PositiveNumber names its range as 0 to 1.8e308.
+CLI::Validator at_least(int64_t minimum);
 
 // The context size to use: -c, or its default for this model.
 int64_t context_size(const ModelOptions& options, const model::Model& model);

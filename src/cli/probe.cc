@@ -92,6 +92,7 @@ void run(const ProbeOptions& options) {
   run_options.resume = options.resume;
   run_options.kv_cells = options.model.n_ctx > 0 ? options.model.n_ctx : 4096;
   run_options.git_version = EVENTKV_GIT_VERSION;
+  check_models(options.models);
   store::ResultsDb db(options.db);
   const InterruptGuard guard;
   std::vector<report::CellResult> cells;
@@ -132,10 +133,11 @@ void add_probe_command(CLI::App& app) {
       ->required();
   cmd->add_option("-t,--threads", options->model.threads, "threads (default: every core)");
   cmd->add_option("-c,--ctx", options->model.n_ctx,
-                  "KV cells for one pair's histories (default 4096)");
+                  "KV cells for one pair's histories (default 4096)")
+      ->check(at_least(1));
   add_panel_option(cmd, options->model);
   cmd->add_option("--pairs", options->pairs, "pairs to run (default: the scenario's)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_flag("--quick", options->quick, "at most 20 pairs per cell");
   cmd->add_option("--constructions", options->constructions, "only these construction ids")
       ->delimiter(',');

@@ -91,6 +91,7 @@ void run(const SuiteOptions& options) {
   std::vector<probe::Scenario> scenarios;
   for (const std::string& file : scenario_files(options.scenarios))
     scenarios.push_back(probe::load_scenario(file));
+  check_models(options.models);
   store::ResultsDb db(options.db);
   const InterruptGuard guard;
   const auto started = std::chrono::steady_clock::now();
@@ -145,14 +146,15 @@ void add_suite_command(CLI::App& app) {
       ->required();
   cmd->add_option("-t,--threads", options->model.threads, "threads (default: every core)");
   cmd->add_option("-c,--ctx", options->model.n_ctx,
-                  "KV cells for one pair's histories (default 4096)");
+                  "KV cells for one pair's histories (default 4096)")
+      ->check(at_least(1));
   add_panel_option(cmd, options->model);
   cmd->add_option("--scenarios", options->scenarios,
                   "folder of scenario files (default scenarios/paper)");
   cmd->add_flag("--quick", options->quick,
                 "6 pairs per cell, 3 distances per curve, 6 landing pairs (the main job)");
   cmd->add_option("--pairs", options->pairs, "pairs per cell (default: each scenario's)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_flag("!--no-landing", options->landing, "skip the landing analysis");
   cmd->add_flag("--resume", options->resume, "continue unfinished runs");
   cmd->add_option("--db", options->db, "results database (default results/eventkv.db)");

@@ -61,6 +61,16 @@ expect_error "landing: no scenario" "cannot open scenario" landing "$tmp/none.js
 expect_error "report: no database" "no such results database" report --db "$tmp/none.db" -o "$tmp/r.html"
 expect_error "suite: no scenario folder" "no such scenario folder" suite -m "$tmp/tiny.gguf" --scenarios "$tmp/none" --db "$tmp/r.db"
 [ ! -e "$tmp/r.html" ] || { echo "FAIL: a failed report left a file"; failures=$((failures + 1)); }
+expect_error "probe: a bad second model fails before the first runs" "absent.gguf: cannot open" \
+  probe "$scenario" -m "$tmp/tiny.gguf" -m "$tmp/absent.gguf" --db "$tmp/new.db"
+expect_error "landing: no model" "absent.gguf: cannot open" landing "$scenario" -m "$tmp/absent.gguf" --db "$tmp/new.db"
+printf 'not sqlite' >"$tmp/text.db"
+expect_error "merge: an input that is not a database" "text.db: file is not a database" merge "$tmp/new.db" "$tmp/text.db"
+[ ! -e "$tmp/new.db" ] || { echo "FAIL: a failed probe, landing or merge left a database"; failures=$((failures + 1)); }
+expect_error "probe: zero KV cells" "--ctx: must be an integer >= 1, not '0'" probe "$scenario" -m "$tmp/tiny.gguf" -c 0
+expect_error "landing: zero pairs" "--pairs: must be an integer >= 1, not '0'" landing "$scenario" -m "$tmp/tiny.gguf" --pairs 0
+expect_error "generate: a count that is not a number" "--n-predict: must be an integer >= 0, not 'x'" generate -m "$tmp/tiny.gguf" -p hi -n x
+expect_error "a missing required option" "--model is required" probe "$scenario"
 leftovers=$(find "$tmp" -name '*.tmp-*' | wc -l)
 [ "$leftovers" -eq 0 ] || { echo "FAIL: temporary files left behind"; failures=$((failures + 1)); }
 
