@@ -1,7 +1,9 @@
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "cli/commands.h"
+#include "git_version.h"
 #include "util/error.h"
 
 int main(int argc, char** argv) {
@@ -9,6 +11,7 @@ int main(int argc, char** argv) {
       "eventkv: serve an agent's history from a sparse event KV cache and measure what it "
       "remembers"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("eventkv ") + EVENTKV_GIT_VERSION);
   eventkv::cli::add_inspect_command(app);
   eventkv::cli::add_make_test_model_command(app);
   eventkv::cli::add_tokenize_command(app);
@@ -23,7 +26,7 @@ int main(int argc, char** argv) {
   eventkv::cli::add_suite_command(app);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::Success& e) {  // --help
+  } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {  // one line, like every other error
     std::fprintf(stderr, "eventkv: error: %s (see --help)\n", e.what());

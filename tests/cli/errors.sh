@@ -32,6 +32,7 @@ expect_error "unknown arch for test model" "unknown architecture" make-test-mode
 expect_error "unknown type for test model" "unknown ggml type" make-test-model --type q9_9 -o "$tmp/x.gguf"
 [ ! -e "$tmp/x.gguf" ] || { echo "FAIL: a failed make-test-model left a file"; failures=$((failures + 1)); }
 
+"$eventkv" --version | grep -q "^eventkv [0-9a-f]\{7\}" || { echo "FAIL: --version"; failures=$((failures + 1)); }
 "$eventkv" make-test-model --arch gemma3 --type q4_k -o "$tmp/tiny.gguf" >/dev/null || failures=$((failures + 1))
 "$eventkv" inspect "$tmp/tiny.gguf" | grep -q "architecture  gemma3" || { echo "FAIL: inspect text"; failures=$((failures + 1)); }
 "$eventkv" inspect --json "$tmp/tiny.gguf" | grep -q '"sliding_window": 8' || { echo "FAIL: inspect json"; failures=$((failures + 1)); }
