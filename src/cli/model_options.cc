@@ -75,7 +75,7 @@ CLI::Validator at_least(int64_t minimum) {
             if (CLI::detail::lexical_cast(text, value) && value >= minimum) return std::string();
             return str_cat("must be an integer >= ", minimum, ", not '", text, "'");
           },
-          str_cat("INT>=", minimum)};
+          str_cat(">=", minimum)};
 }
 
 }  // namespace eventkv::cli
