@@ -105,6 +105,7 @@ std::vector<report::CellResult> summarize_run(const store::RunRecord& run,
     cell.construction = key.first;
     cell.payload_type = run.payload_type;
     cell.distance = key.second;
+    cell.planned_pairs = run.n_pairs;
     for (const std::string_view condition : kConditions) {
       cell.conditions.push_back(summarize_condition(condition, cell_pairs, run.seed));
       const report::ConditionResult& c = cell.conditions.back();

@@ -155,6 +155,24 @@ std::string verdict(const CellGroup& group, size_t carrying) {
   return shape;
 }
 
+int64_t stored_pairs(const CellResult& cell) {
+  int64_t pairs = 0;
+  for (const ConditionResult& c : cell.conditions) pairs = std::max(pairs, c.pairs);
+  return pairs;
+}
+
+// The cell furthest from its planned pairs, when some cell has not reached them: the
+// verdict rests on the pairs stored so far.
+const CellResult* least_finished(const CellGroup& group) {
+  const CellResult* least = nullptr;
+  for (const CellResult* cell : group.cells) {
+    const int64_t missing = cell->planned_pairs - stored_pairs(*cell);
+    if (missing > 0 && (least == nullptr || missing > least->planned_pairs - stored_pairs(*least)))
+      least = cell;
+  }
+  return least;
+}
+
 }  // namespace
 
 const std::string_view kHowToReadFindings =
@@ -167,7 +185,9 @@ const std::string_view kHowToReadFindings =
     "numbers do not. An experiment that does not reproduce is not testable on a model when "
     "visible, the ceiling, moves no cell it rests on (binary payloads for the payload types) "
     "toward the donor by the same test: the model does not answer from the source even when it "
-    "can read it, so its absence after eviction says nothing.";
+    "can read it, so its absence after eviction says nothing. A verdict marked incomplete rests on "
+    "the pairs stored so far by a run that was stopped before its planned pairs (probe "
+    "--resume continues it).";
 
 Table findings_table(const std::vector<CellGroup>& groups) {
   Table table;
@@ -180,14 +200,19 @@ Table findings_table(const std::vector<CellGroup>& groups) {
     const CellResult& best = *best_cell(group);
     const ConditionResult* result = find_condition(best, kSparseGlobal);
     const std::string setting = setting_label(best);
+    const CellResult* unfinished = least_finished(group);
+    const std::string incomplete =
+        unfinished == nullptr ? ""
+                              : " (incomplete: " + std::to_string(stored_pairs(*unfinished)) +
+                                    " of " + std::to_string(unfinished->planned_pairs) + " pairs)";
     table.rows.push_back({group.model, group.scenario, group.finding,
                           std::to_string(carrying) + " of " + std::to_string(group.cells.size()),
                           result == nullptr
                               ? std::string(kNone)
                               : (setting.empty() ? "" : setting + ": ") + recovery_cell(result) +
                                     ", p = " + format_p_value(result->sign_test_p),
-                          verdict(group, carrying)});
-    table.flagged.push_back(false);
+                          verdict(group, carrying) + incomplete});
+    table.flagged.push_back(unfinished != nullptr);
   }
   return table;
 }

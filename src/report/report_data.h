@@ -43,6 +43,9 @@ struct CellResult {
   std::string payload_type;  // binary | categorical | integer-1 | integer-2 | integer-3 | name
   int64_t distance = -1;     // filler events between carrier and query; -1 when not varied
   bool valid = true;         // false: sparse-local moved some pair (a bug, never a finding)
+  // The experiment's pairs per cell: more than the conditions hold while its
+  // run is unfinished (stopped, to be resumed); 0 when not known.
+  int64_t planned_pairs = 0;
   std::vector<ConditionResult> conditions;
 };
 

@@ -26,6 +26,7 @@ CellResult sample_cell(const std::string& model, const std::string& scenario,
   cell.scenario = scenario;
   cell.suite = suite;
   cell.finding = "a carrier that never states the value still carries it (the paper's 99:0)";
+  cell.planned_pairs = kPairs;
   for (size_t i = 0; i < kConditionNames.size(); ++i) {
     const int64_t anti = aligned[i] / 50;
     const bool control = kConditionNames[i] == "sparse-local";  // a valid control moves no pair

@@ -247,6 +247,28 @@ TEST(ReportContent, FindingsWithoutACeilingAreNotTestable) {
             "not testable (visible does not move answers)");
 }
 
+TEST(ReportContent, FindingsOfAnUnfinishedRunSayHowFarItGot) {
+  ReportData data = sample_report();
+  for (const auto& row : findings_table(sweep_groups(data, kDistance)).rows)
+    EXPECT_EQ(row.back(), "reproduced");
+  // The distance run was stopped after 57 of its 200 pairs at one distance, 58 at the others.
+  for (CellResult& cell : data.cells) {
+    if (cell.suite != kDistance) continue;
+    const int64_t pairs = cell.distance == 0 ? 57 : 58;
+    for (ConditionResult& c : cell.conditions) {
+      const int64_t aligned = c.aligned * pairs / 200;
+      c = sample_condition(c.condition, pairs, aligned, 0, pairs - aligned, 1.0);
+    }
+  }
+  const Table table = findings_table(sweep_groups(data, kDistance));
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0].back(), "reproduced (incomplete: 57 of 200 pairs)");
+  EXPECT_TRUE(table.flagged[0]);
+  // Cells without a planned count are never marked.
+  for (CellResult& cell : data.cells) cell.planned_pairs = 0;
+  EXPECT_FALSE(findings_table(sweep_groups(data, kDistance)).flagged[0]);
+}
+
 TEST(ReportHtml, IsWellFormed) {
   EXPECT_EQ(structure_problem(render_html(sample_report())), "");
   EXPECT_EQ(structure_problem(render_html(hostile_report())), "");
