@@ -155,22 +155,24 @@ std::string verdict(const CellGroup& group, size_t carrying) {
   return shape;
 }
 
-int64_t stored_pairs(const CellResult& cell) {
-  int64_t pairs = 0;
-  for (const ConditionResult& c : cell.conditions) pairs = std::max(pairs, c.pairs);
-  return pairs;
+// Pairs a cell lacks while its run is unfinished (every condition is scored on the same pairs).
+int64_t missing_pairs(const CellResult* cell) {
+  return cell->conditions.empty() ? 0 : cell->planned_pairs - cell->conditions.front().pairs;
 }
 
-// The cell furthest from its planned pairs, when some cell has not reached them: the
-// verdict rests on the pairs stored so far.
-const CellResult* least_finished(const CellGroup& group) {
-  const CellResult* least = nullptr;
-  for (const CellResult* cell : group.cells) {
-    const int64_t missing = cell->planned_pairs - stored_pairs(*cell);
-    if (missing > 0 && (least == nullptr || missing > least->planned_pairs - stored_pairs(*least)))
-      least = cell;
-  }
-  return least;
+bool lacks_fewer_pairs(const CellResult* a, const CellResult* b) {
+  return missing_pairs(a) < missing_pairs(b);
+}
+
+// " (incomplete: 57 of 200 pairs)" for the cell furthest from its planned pairs, or "" when
+// every cell has them: the verdict rests on the pairs stored so far.
+std::string incomplete_note(const CellGroup& group) {
+  const CellResult* least =
+      *std::max_element(group.cells.begin(), group.cells.end(), lacks_fewer_pairs);
+  const int64_t missing = missing_pairs(least);
+  if (missing <= 0) return "";
+  return " (incomplete: " + std::to_string(least->planned_pairs - missing) + " of " +
+         std::to_string(least->planned_pairs) + " pairs)";
 }
 
 }  // namespace
@@ -200,11 +202,7 @@ Table findings_table(const std::vector<CellGroup>& groups) {
     const CellResult& best = *best_cell(group);
     const ConditionResult* result = find_condition(best, kSparseGlobal);
     const std::string setting = setting_label(best);
-    const CellResult* unfinished = least_finished(group);
-    const std::string incomplete =
-        unfinished == nullptr ? ""
-                              : " (incomplete: " + std::to_string(stored_pairs(*unfinished)) +
-                                    " of " + std::to_string(unfinished->planned_pairs) + " pairs)";
+    const std::string incomplete = incomplete_note(group);
     table.rows.push_back({group.model, group.scenario, group.finding,
                           std::to_string(carrying) + " of " + std::to_string(group.cells.size()),
                           result == nullptr
@@ -212,7 +210,7 @@ Table findings_table(const std::vector<CellGroup>& groups) {
                               : (setting.empty() ? "" : setting + ": ") + recovery_cell(result) +
                                     ", p = " + format_p_value(result->sign_test_p),
                           verdict(group, carrying) + incomplete});
-    table.flagged.push_back(unfinished != nullptr);
+    table.flagged.push_back(!incomplete.empty());
   }
   return table;
 }
