@@ -164,14 +164,17 @@ bool lacks_fewer_pairs(const CellResult* a, const CellResult* b) {
   return missing_pairs(a) < missing_pairs(b);
 }
 
-// " (incomplete: 57 of 200 pairs)" for the cell furthest from its planned pairs, or "" when
-// every cell has them: the verdict rests on the pairs stored so far.
+// " (incomplete: distance 0 has 57 of 200 pairs)" for the cell furthest from its planned
+// pairs, or "" when every cell has them: the verdict rests on the pairs stored so far. The
+// cell is named because the verdict may rest on other, finished cells.
 std::string incomplete_note(const CellGroup& group) {
   const CellResult* least =
       *std::max_element(group.cells.begin(), group.cells.end(), lacks_fewer_pairs);
   const int64_t missing = missing_pairs(least);
   if (missing <= 0) return "";
-  return " (incomplete: " + std::to_string(least->planned_pairs - missing) + " of " +
+  const std::string setting = setting_label(*least);
+  return " (incomplete: " + (setting.empty() ? "" : setting + " has ") +
+         std::to_string(least->planned_pairs - missing) + " of " +
          std::to_string(least->planned_pairs) + " pairs)";
 }
 

@@ -262,7 +262,7 @@ TEST(ReportContent, FindingsOfAnUnfinishedRunSayHowFarItGot) {
   }
   const Table table = findings_table(sweep_groups(data, kDistance));
   ASSERT_EQ(table.rows.size(), 1u);
-  EXPECT_EQ(table.rows[0].back(), "reproduced (incomplete: 57 of 200 pairs)");
+  EXPECT_EQ(table.rows[0].back(), "reproduced (incomplete: distance 0 has 57 of 200 pairs)");
   EXPECT_TRUE(table.flagged[0]);
   // Cells without a planned count are never marked.
   for (CellResult& cell : data.cells) cell.planned_pairs = 0;
