@@ -170,11 +170,10 @@ bool lacks_fewer_pairs(const CellResult* a, const CellResult* b) {
 std::string incomplete_note(const CellGroup& group) {
   const CellResult* least =
       *std::max_element(group.cells.begin(), group.cells.end(), lacks_fewer_pairs);
-  const int64_t missing = missing_pairs(least);
-  if (missing <= 0) return "";
+  if (missing_pairs(least) <= 0) return "";
   const std::string setting = setting_label(*least);
   return " (incomplete: " + (setting.empty() ? "" : setting + " has ") +
-         std::to_string(least->planned_pairs - missing) + " of " +
+         std::to_string(least->conditions.front().pairs) + " of " +
          std::to_string(least->planned_pairs) + " pairs)";
 }
 
