@@ -31,26 +31,16 @@ struct Activations {
 void check_batch(const ModelConfig& c, const KvStorage& kv, const ForwardBatch& b) {
   const size_t n = b.tokens.size();
   if (n == 0) fail("forward: empty batch");
-  if (b.positions.size() != n || b.cells.size() != n || b.visible.size() != n) {
-    fail("forward: tokens, positions, cells and visible lists differ in length");
-  }
-  if (b.kv_cells.size() != b.kv_positions.size())
-    fail("forward: kv_cells and kv_positions differ in length");
+  if (b.positions.size() != n || b.cells.size() != n)
+    fail("forward: tokens, positions and cells differ in length");
   for (size_t t = 0; t < n; ++t) {
     if (b.tokens[t] < 0 || b.tokens[t] >= c.n_vocab)
       fail("token id ", b.tokens[t], " is outside the vocabulary of ", c.n_vocab);
     if (b.positions[t] < 0) fail("forward: negative position ", b.positions[t]);
     if (b.cells[t] < 0 || b.cells[t] >= kv.capacity())
       fail("forward: cell ", b.cells[t], " outside the KV capacity ", kv.capacity());
-    int32_t previous = -1;
-    for (const int32_t j : b.visible[t]) {
-      if (j <= previous || static_cast<size_t>(j) >= b.kv_cells.size()) {
-        fail("forward: visible indices must ascend within the kv list, got ", j, " after ",
-             previous);
-      }
-      previous = j;
-    }
   }
+  b.plan.check(b.cells, kv.capacity());
   for (const int32_t row : b.logit_rows) {
     if (row < 0 || static_cast<size_t>(row) >= n) fail("forward: logit row ", row, " out of range");
   }
@@ -64,18 +54,6 @@ RopeParams rope_for(const ModelConfig& c, bool local) {
   p.freq_base = local ? c.rope_freq_base_local : c.rope_freq_base;
   p.freq_scale = local ? 1.0f : c.rope_freq_scale;
   return p;
-}
-
-// Visible lists of local layers: the window counts back from each query's
-// own position, before and after eviction alike.
-std::vector<std::vector<int32_t>> windowed(const ForwardBatch& b, int64_t window) {
-  std::vector<std::vector<int32_t>> lists(b.visible.size());
-  for (size_t t = 0; t < lists.size(); ++t) {
-    for (const int32_t j : b.visible[t]) {
-      if (b.positions[t] - b.kv_positions[static_cast<size_t>(j)] < window) lists[t].push_back(j);
-    }
-  }
-  return lists;
 }
 
 void add_bias(std::vector<float>& rows, const std::vector<float>& bias, int64_t n) {
@@ -110,12 +88,19 @@ void norm_rows(const float* in, const std::vector<float>& weight, float eps, int
   });
 }
 
+// Rows [first_row, first_row + n) of a batch, run as one forward step.
+struct Step {
+  int64_t first_row = 0;
+  int64_t n = 0;
+  std::vector<QueryBlock> blocks;  // the plan's blocks of these rows, renumbered
+};
+
 void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const ForwardBatch& b,
-                     const std::vector<std::vector<int32_t>>& visible, const RopeTable& rope_table,
-                     Activations& a, ThreadPool& pool, ActivationPrecision precision) {
+                     const Step& step, const RopeTable& rope_table, Activations& a,
+                     ThreadPool& pool, ActivationPrecision precision) {
   const ModelConfig& c = model.config();
   const model::LayerWeights& w = model.weights().layers[static_cast<size_t>(il)];
-  const auto n = static_cast<int64_t>(b.tokens.size());
+  const int64_t n = step.n;
   norm_rows(a.x.data(), w.attn_norm, c.rms_eps, n, c.n_embd, a.cur.data(), pool);
   matmul(w.wq, a.cur.data(), n, a.q.data(), pool, precision);
   matmul(w.wk, a.cur.data(), n, a.k.data(), pool, precision);
@@ -123,21 +108,21 @@ void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const
   add_bias(a.q, w.bq, n);
   add_bias(a.k, w.bk, n);
   add_bias(a.v, w.bv, n);
-  const RopeParams rope = rope_for(c, c.is_local_layer(il));
+  const bool local = c.is_local_layer(il);
+  const RopeParams rope = rope_for(c, local);
   shape_heads(c, w.q_norm, rope, rope_table, a.q.data(), n, c.n_head, pool);
   shape_heads(c, w.k_norm, rope, rope_table, a.k.data(), n, c.n_head_kv, pool);
+  const int32_t* cells = b.cells.data() + step.first_row;
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
-      kv.write_k(il, b.cells[t], a.k.data() + t * c.kv_dim());
-      kv.write_v(il, b.cells[t], a.v.data() + t * c.v_dim());
+      kv.write_k(il, cells[t], a.k.data() + t * c.kv_dim());
+      kv.write_v(il, cells[t], a.v.data() + t * c.v_dim());
     }
   });
-  AlignedVector<float> keys(b.kv_cells.size() * static_cast<size_t>(c.kv_dim()));
-  AlignedVector<float> values(b.kv_cells.size() * static_cast<size_t>(c.v_dim()));
-  kv.gather_k(il, b.kv_cells, keys.data());
-  kv.gather_v(il, b.kv_cells, values.data());
   const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.head_dim_v, c.attention_scale};
-  attention(shape, a.q.data(), n, keys.data(), values.data(), visible, a.attn.data(), pool);
+  const AttentionIo io{a.q.data(), b.positions.data() + step.first_row, &kv,
+                       il,         local ? c.sliding_window : 0,        a.attn.data()};
+  attention(shape, b.plan, step.blocks, io, pool);
   matmul(w.wo, a.attn.data(), n, a.cur.data(), pool, precision);
   if (!w.post_attention_norm.empty())
     norm_rows(a.cur.data(), w.post_attention_norm, c.rms_eps, n, c.n_embd, a.cur.data(), pool);
@@ -168,32 +153,62 @@ void ffn_block(const model::Model& model, int64_t il, int64_t n, Activations& a,
   add_in_place(a.x.data(), a.cur.data(), n * c.n_embd);
 }
 
-void embed(const model::Model& model, const ForwardBatch& b, Activations& a) {
+void embed(const model::Model& model, const int32_t* tokens, int64_t n, Activations& a) {
   const ModelConfig& c = model.config();
   const float scale = c.scale_embeddings ? std::sqrt(static_cast<float>(c.n_embd)) : 1.0f;
-  for (size_t t = 0; t < b.tokens.size(); ++t) {
+  for (int64_t t = 0; t < n; ++t) {
     float* row = a.x.data() + t * c.n_embd;
-    dequantize_weight_row(model.weights().token_embd, b.tokens[t], row);
+    dequantize_weight_row(model.weights().token_embd, tokens[t], row);
     if (c.scale_embeddings) scale_in_place(row, scale, c.n_embd);
   }
 }
 
-std::vector<float> output_logits(const model::Model& model, const ForwardBatch& b, Activations& a,
-                                 ThreadPool& pool, ActivationPrecision precision) {
+// The logits of the batch's logit rows that lie in this step, into their
+// places in `logits` ([logit_rows.size(), n_vocab]).
+void output_logits(const model::Model& model, const ForwardBatch& b, const Step& step,
+                   Activations& a, ThreadPool& pool, ActivationPrecision precision,
+                   std::vector<float>& logits) {
   const ModelConfig& c = model.config();
-  const auto n_out = static_cast<int64_t>(b.logit_rows.size());
+  std::vector<size_t> outputs;
+  for (size_t i = 0; i < b.logit_rows.size(); ++i) {
+    const int64_t row = b.logit_rows[i] - step.first_row;
+    if (row >= 0 && row < step.n) outputs.push_back(i);
+  }
+  if (outputs.empty()) return;
+  const auto n_out = static_cast<int64_t>(outputs.size());
   std::vector<float> normed(static_cast<size_t>(n_out * c.n_embd));
   for (int64_t i = 0; i < n_out; ++i) {
-    rms_norm(a.x.data() + b.logit_rows[i] * c.n_embd, model.weights().output_norm.data(), c.rms_eps,
-             c.n_embd, normed.data() + i * c.n_embd);
+    const int64_t row = b.logit_rows[outputs[static_cast<size_t>(i)]] - step.first_row;
+    rms_norm(a.x.data() + row * c.n_embd, model.weights().output_norm.data(), c.rms_eps, c.n_embd,
+             normed.data() + i * c.n_embd);
   }
-  std::vector<float> logits(static_cast<size_t>(n_out * c.n_vocab));
-  matmul(model.weights().output, normed.data(), n_out, logits.data(), pool, precision);
+  std::vector<float> part(static_cast<size_t>(n_out * c.n_vocab));
+  matmul(model.weights().output, normed.data(), n_out, part.data(), pool, precision);
   if (c.final_logit_softcap > 0.0f) {
-    for (float& logit : logits)
+    for (float& logit : part)
       logit = c.final_logit_softcap * std::tanh(logit / c.final_logit_softcap);
   }
-  return logits;
+  for (int64_t i = 0; i < n_out; ++i) {
+    std::copy(part.begin() + i * c.n_vocab, part.begin() + (i + 1) * c.n_vocab,
+              logits.begin() + static_cast<int64_t>(outputs[static_cast<size_t>(i)]) * c.n_vocab);
+  }
+}
+
+void run_step(const model::Model& model, KvStorage& kv, const ForwardBatch& b, const Step& step,
+              ThreadPool& pool, ActivationPrecision precision, std::vector<float>& logits) {
+  const ModelConfig& c = model.config();
+  Activations a(c, step.n);
+  embed(model, b.tokens.data() + step.first_row, step.n, a);
+  const int32_t* positions = b.positions.data() + step.first_row;
+  const RopeTable global_table = make_rope_table(rope_for(c, false), positions, step.n);
+  RopeTable local_table;
+  if (c.sliding_window > 0) local_table = make_rope_table(rope_for(c, true), positions, step.n);
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    attention_block(model, il, kv, b, step, c.is_local_layer(il) ? local_table : global_table, a,
+                    pool, precision);
+    ffn_block(model, il, step.n, a, pool, precision);
+  }
+  output_logits(model, b, step, a, pool, precision, logits);
 }
 
 }  // namespace
@@ -204,37 +219,22 @@ std::vector<float> forward(const model::Model& model, KvStorage& kv, const Forwa
   check_batch(c, kv, batch);
   const auto n = static_cast<int64_t>(batch.tokens.size());
   for (const int32_t cell : batch.cells) kv.activate(cell);
-  Activations a(c, n);
-  embed(model, batch, a);
-  const RopeTable global_table = make_rope_table(rope_for(c, false), batch.positions.data(), n);
-  RopeTable local_table;
-  std::vector<std::vector<int32_t>> local_visible;
-  if (c.sliding_window > 0) {
-    local_table = make_rope_table(rope_for(c, true), batch.positions.data(), n);
-    local_visible = windowed(batch, c.sliding_window);
+  std::vector<float> logits(batch.logit_rows.size() * static_cast<size_t>(c.n_vocab));
+  // Equal steps, so that none is small enough to take the few-token products.
+  const int64_t n_steps = (n + kMaxMicroBatch - 1) / kMaxMicroBatch;
+  for (int64_t i = 0; i < n_steps; ++i) {
+    Step step;
+    step.first_row = n * i / n_steps;
+    step.n = n * (i + 1) / n_steps - step.first_row;
+    step.blocks = batch.plan.slice(static_cast<int32_t>(step.first_row),
+                                   static_cast<int32_t>(step.first_row + step.n));
+    run_step(model, kv, batch, step, pool, precision, logits);
   }
-  for (int64_t il = 0; il < c.n_layer; ++il) {
-    const bool local = c.is_local_layer(il);
-    attention_block(model, il, kv, batch, local ? local_visible : batch.visible,
-                    local ? local_table : global_table, a, pool, precision);
-    ffn_block(model, il, n, a, pool, precision);
-  }
-  return output_logits(model, batch, a, pool, precision);
+  return logits;
 }
 
 RopeParams layer_rope(const model::ModelConfig& config, int64_t il) {
   return rope_for(config, config.is_local_layer(il));
-}
-
-std::vector<std::vector<int32_t>> causal_visibility(const std::vector<int32_t>& positions,
-                                                    const std::vector<int32_t>& kv_positions) {
-  std::vector<std::vector<int32_t>> lists(positions.size());
-  for (size_t t = 0; t < positions.size(); ++t) {
-    for (size_t j = 0; j < kv_positions.size(); ++j) {
-      if (kv_positions[j] <= positions[t]) lists[t].push_back(static_cast<int32_t>(j));
-    }
-  }
-  return lists;
 }
 
 }  // namespace eventkv::compute

@@ -1,12 +1,13 @@
 // The forward pass of every supported architecture, one parameterized
 // implementation driven by ModelConfig. It reads and writes KV rows by cell
-// and attends through explicit visibility lists, so callers (kv/) decide
-// causality, eviction and masked edges.
+// and attends as an AttentionPlan says, so callers (kv/) decide causality,
+// eviction and masked edges.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "compute/attention_plan.h"
 #include "compute/kv_storage.h"
 #include "compute/matmul.h"
 #include "compute/rope.h"
@@ -19,20 +20,23 @@ struct ForwardBatch {
   std::vector<int32_t> tokens;     // [n]
   std::vector<int32_t> positions;  // [n] RoPE positions
   std::vector<int32_t> cells;      // [n] cells that receive each token's K and V rows
-  // Cells the batch may read (its own included) with their positions, and
-  // for each token the indices into kv_cells it attends to. Local (sliding
-  // window) layers further drop keys with position_q - position_k >= window.
-  std::vector<int32_t> kv_cells;
-  std::vector<int32_t> kv_positions;
-  std::vector<std::vector<int32_t>> visible;  // [n], each ascending
-  std::vector<int32_t> logit_rows;            // batch indices whose logits are computed
+  // What each row attends to (its own cell included). Local (sliding window)
+  // layers further drop keys with position_q - position_k >= window.
+  AttentionPlan plan;
+  std::vector<int32_t> logit_rows;  // batch indices whose logits are computed
 };
+
+// Rows per forward step: longer batches run in micro-batches of at most
+// this many rows (in row order, each seeing the rows of the ones before),
+// so activation memory is bounded whatever the batch's length.
+inline constexpr int64_t kMaxMicroBatch = 512;
 
 // Runs the batch: writes its K/V rows into `kv` and returns the logits of
 // logit_rows, [logit_rows.size(), n_vocab]. Throws Error for an invalid
 // token id or an inconsistent batch. Cost: O(n * params + n * visible * dims).
 // `precision` applies to the weight products of batches under 3 tokens (see
-// compute/matmul.h); the default keeps every product exact in f32.
+// compute/matmul.h); the default keeps every product exact in f32. A row's
+// result does not depend on how the batch is split into micro-batches.
 std::vector<float> forward(const model::Model& model, KvStorage& kv, const ForwardBatch& batch,
                            ThreadPool& pool,
                            ActivationPrecision precision = ActivationPrecision::kF32);
@@ -40,10 +44,5 @@ std::vector<float> forward(const model::Model& model, KvStorage& kv, const Forwa
 // RoPE of layer il: local (sliding-window) layers use their own base and no
 // scaling.
 RopeParams layer_rope(const model::ModelConfig& config, int64_t il);
-
-// The visibility lists of plain causal order: token t sees every kv entry
-// whose position is <= its own.
-std::vector<std::vector<int32_t>> causal_visibility(const std::vector<int32_t>& positions,
-                                                    const std::vector<int32_t>& kv_positions);
 
 }  // namespace eventkv::compute

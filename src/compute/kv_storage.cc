@@ -81,12 +81,12 @@ void KvStorage::write_row(uint8_t* dst, const float* src, int64_t dim) const {
   }
 }
 
-void KvStorage::read_row(const uint8_t* src, float* dst, int64_t dim) const {
+void KvStorage::read_row(const uint8_t* src, float* dst, int64_t n) const {
   if (type_ == KvType::kF32) {
-    std::memcpy(dst, src, static_cast<size_t>(dim) * sizeof(float));
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
     return;
   }
-  for (int64_t i = 0; i < dim; ++i) {
+  for (int64_t i = 0; i < n; ++i) {
     uint16_t h;
     std::memcpy(&h, src + 2 * i, sizeof(h));
     dst[i] = fp16_to_fp32(h);
@@ -101,14 +101,12 @@ void KvStorage::write_v(int64_t layer, int64_t cell, const float* values) {
   write_row(cell_row(layer, cell, false), values, v_dim_);
 }
 
-void KvStorage::gather_k(int64_t layer, const std::vector<int32_t>& cells, float* out) const {
-  for (size_t j = 0; j < cells.size(); ++j)
-    read_row(k_bytes(layer, cells[j]), out + j * k_dim_, k_dim_);
+void KvStorage::read_k(int64_t layer, int64_t cell, int64_t first, int64_t n, float* out) const {
+  read_row(k_bytes(layer, cell) + first * static_cast<int64_t>(element_bytes()), out, n);
 }
 
-void KvStorage::gather_v(int64_t layer, const std::vector<int32_t>& cells, float* out) const {
-  for (size_t j = 0; j < cells.size(); ++j)
-    read_row(v_bytes(layer, cells[j]), out + j * v_dim_, v_dim_);
+void KvStorage::read_v(int64_t layer, int64_t cell, int64_t first, int64_t n, float* out) const {
+  read_row(v_bytes(layer, cell) + first * static_cast<int64_t>(element_bytes()), out, n);
 }
 
 void KvStorage::copy_cell(const KvStorage& source, int64_t from_cell, int64_t to_cell,

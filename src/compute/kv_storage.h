@@ -36,9 +36,10 @@ class KvStorage {
   // Writes one layer's row of a live cell; safe in parallel for distinct cells.
   void write_k(int64_t layer, int64_t cell, const float* values);
   void write_v(int64_t layer, int64_t cell, const float* values);
-  // Reads the rows of `cells` into out ([cells.size(), dim], f32).
-  void gather_k(int64_t layer, const std::vector<int32_t>& cells, float* out) const;
-  void gather_v(int64_t layer, const std::vector<int32_t>& cells, float* out) const;
+  // Reads values [first, first + n) of one layer's K or V row of a live cell
+  // as f32 (one head's slice, or the whole row).
+  void read_k(int64_t layer, int64_t cell, int64_t first, int64_t n, float* out) const;
+  void read_v(int64_t layer, int64_t cell, int64_t first, int64_t n, float* out) const;
 
   // Marks a cell free; its page is freed once none of its cells is live.
   void release(int64_t cell);
@@ -61,7 +62,7 @@ class KvStorage {
   size_t page_bytes() const { return bytes_per_cell() * kPageCells; }
   uint8_t* cell_row(int64_t layer, int64_t cell, bool is_k) const;
   void write_row(uint8_t* dst, const float* src, int64_t dim) const;
-  void read_row(const uint8_t* src, float* dst, int64_t dim) const;
+  void read_row(const uint8_t* src, float* dst, int64_t n) const;
 
   int64_t n_layer_, capacity_, k_dim_, v_dim_;
   KvType type_;

@@ -1,31 +1,34 @@
-// Collects tokens to compute, each with the cells it may attend to, and runs
-// them as one forward pass. The bridge from event-level decisions (kv/) to
-// the shape-level forward batch (compute/).
+// Collects rows to compute and the keys they read as an AttentionPlan, and
+// runs them as one forward pass. The bridge from event-level decisions (kv/)
+// to the shape-level forward batch (compute/): callers add each history's
+// keys event by event, then each event's rows with the ranges it may see.
 #pragma once
 
 #include <cstdint>
-#include <utility>
+#include <span>
 #include <vector>
 
+#include "compute/forward.h"
 #include "kv/arena.h"
 #include "kv/engine.h"
 
 namespace eventkv::kv {
 
-struct VisibleCell {
-  int32_t cell;
-  int32_t position;
-};
-
 class BatchRunner {
  public:
   BatchRunner(Engine& engine, KvArena& arena) : engine_(engine), arena_(arena) {}
 
-  // Adds a token whose K/V rows go to `cell` (it must be among `visible`);
-  // returns its index in the batch.
-  int32_t add(int32_t token, int32_t position, int32_t cell,
-              const std::vector<VisibleCell>& visible);
-  int32_t size() const { return static_cast<int32_t>(tokens_.size()); }
+  // Adds keys the batch reads (cells and their positions); returns their range.
+  compute::KeyRange add_keys(std::span<const int32_t> cells, std::span<const int32_t> positions) {
+    return batch_.plan.add_keys(cells, positions);
+  }
+
+  // Adds one row per token of `tokens`, whose K/V rows go to the cells of the
+  // keys `own` (added before, in order): the rows see every key of `context`,
+  // then `own` causally. Returns the batch index of the first row.
+  int32_t add_rows(std::span<const int32_t> tokens, std::span<const compute::KeyRange> context,
+                   compute::KeyRange own);
+  int32_t size() const { return static_cast<int32_t>(batch_.tokens.size()); }
 
   // Runs the batch; returns the logits of `logit_rows` ([rows, n_vocab]).
   std::vector<float> run(const std::vector<int32_t>& logit_rows);
@@ -33,10 +36,7 @@ class BatchRunner {
  private:
   Engine& engine_;
   KvArena& arena_;
-  std::vector<int32_t> tokens_;
-  std::vector<int32_t> positions_;
-  std::vector<int32_t> cells_;
-  std::vector<std::vector<VisibleCell>> visible_;
+  compute::ForwardBatch batch_;
 };
 
 }  // namespace eventkv::kv

@@ -44,10 +44,16 @@ std::vector<float> Context::eval(std::span<const int32_t> tokens, bool all_logit
     batch.positions.resize(static_cast<size_t>(end - begin));
     std::iota(batch.positions.begin(), batch.positions.end(), static_cast<int32_t>(n_past_));
     batch.cells = batch.positions;
-    batch.kv_cells.resize(static_cast<size_t>(n_past_ + end - begin));
-    std::iota(batch.kv_cells.begin(), batch.kv_cells.end(), 0);
-    batch.kv_positions = batch.kv_cells;
-    batch.visible = compute::causal_visibility(batch.positions, batch.kv_positions);
+    // Cell i holds position i: the rows see the past, then themselves causally.
+    std::vector<int32_t> cells(static_cast<size_t>(n_past_ + end - begin));
+    std::iota(cells.begin(), cells.end(), 0);
+    const compute::KeyRange past =
+        batch.plan.add_keys(std::span(cells).first(static_cast<size_t>(n_past_)),
+                            std::span(cells).first(static_cast<size_t>(n_past_)));
+    const compute::KeyRange own =
+        batch.plan.add_keys(std::span(cells).subspan(static_cast<size_t>(n_past_)),
+                            std::span(cells).subspan(static_cast<size_t>(n_past_)));
+    batch.plan.add_block(static_cast<int32_t>(end - begin), {&past, 1}, own);
     if (all_logits) {
       batch.logit_rows.resize(batch.tokens.size());
       std::iota(batch.logit_rows.begin(), batch.logit_rows.end(), 0);

@@ -12,18 +12,6 @@
 namespace eventkv::kv {
 namespace {
 
-// allowed[e * n + f]: may tokens of event e attend to rows of event f?
-std::vector<char> allowed_matrix(const std::vector<EventState>& events, const EdgeMask& mask) {
-  const size_t n = events.size();
-  std::vector<char> allowed(n * n, 1);
-  if (mask.empty()) return allowed;
-  for (size_t e = 0; e < n; ++e) {
-    for (size_t f = 0; f < n; ++f)
-      allowed[e * n + f] = mask.allows(events[e].id, events[f].id) ? 1 : 0;
-  }
-  return allowed;
-}
-
 // Log-probability of `token` under softmax(logits).
 double log_prob(const float* logits, int64_t n_vocab, int32_t token) {
   const float max_logit = *std::max_element(logits, logits + n_vocab);
@@ -92,32 +80,35 @@ int64_t EventKV::retained_rows() const {
   return std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.cell >= 0; });
 }
 
-// Everything a slot may attend to: retained rows before it whose event the
-// mask allows, and its own event's rows up to itself.
-class Visibility {
- public:
-  Visibility(const EventKV& history, const EdgeMask& mask)
-      : history_(history), allowed_(allowed_matrix(history.events(), mask)) {}
-
-  std::vector<VisibleCell> of(int32_t slot) const {
-    const auto& slots = history_.slots();
-    const size_t n_events = history_.events().size();
-    const auto own_event = static_cast<size_t>(slots[static_cast<size_t>(slot)].event);
-    std::vector<VisibleCell> visible;
-    for (int32_t s = 0; s <= slot; ++s) {
-      const EventKV::Slot& other = slots[static_cast<size_t>(s)];
-      if (other.cell < 0) continue;
-      const auto event = static_cast<size_t>(other.event);
-      if (event == own_event || allowed_[own_event * n_events + event])
-        visible.push_back({other.cell, other.position});
+std::vector<compute::KeyRange> EventKV::add_event_keys(BatchRunner& runner) const {
+  std::vector<compute::KeyRange> ranges;
+  std::vector<int32_t> cells;
+  std::vector<int32_t> positions;
+  for (const EventState& e : events_) {
+    cells.clear();
+    positions.clear();
+    for (int32_t s = e.begin; s < e.end(); ++s) {
+      const Slot& slot = slots_[static_cast<size_t>(s)];
+      if (slot.cell < 0) continue;
+      cells.push_back(slot.cell);
+      positions.push_back(slot.position);
     }
-    return visible;
+    ranges.push_back(runner.add_keys(cells, positions));
   }
+  return ranges;
+}
 
- private:
-  const EventKV& history_;
-  std::vector<char> allowed_;
-};
+// The rows of event `index` see the retained rows of every earlier event
+// the mask allows, and their own event causally.
+void EventKV::add_event_rows(BatchRunner& runner, const std::vector<compute::KeyRange>& keys,
+                             size_t index, const EdgeMask& mask) const {
+  const EventState& event = events_[index];
+  std::vector<compute::KeyRange> context;
+  for (size_t f = 0; f < index; ++f) {
+    if (mask.empty() || mask.allows(event.id, events_[f].id)) context.push_back(keys[f]);
+  }
+  runner.add_rows(event.tokens, context, keys[index]);
+}
 
 void EventKV::append(std::span<const EventTokens> events, const EdgeMask& mask) {
   EventKV* self = this;
@@ -174,12 +165,9 @@ void EventKV::append_batched(std::span<EventKV* const> histories,
         for (size_t i = 0; i < e.tokens.size(); ++i)
           history.slots_.push_back({arena.allocate(), ++position, index});
       }
-      const Visibility visibility(history, mask);
-      for (size_t s = old_slots[h]; s < history.slots_.size(); ++s) {
-        const Slot& slot = history.slots_[s];
-        runner.add(history.token_at(static_cast<int32_t>(s)), slot.position, slot.cell,
-                   visibility.of(static_cast<int32_t>(s)));
-      }
+      const std::vector<compute::KeyRange> keys = history.add_event_keys(runner);
+      for (size_t e = old_events[h]; e < history.events_.size(); ++e)
+        history.add_event_rows(runner, keys, e, mask);
     }
     runner.run({});
   } catch (...) {
@@ -221,28 +209,26 @@ void EventKV::own_cell(int32_t slot_index) {
   slot.cell = fresh;
 }
 
-std::vector<int32_t> EventKV::recompute_slots(std::span<const std::string> ids,
+std::vector<size_t> EventKV::recompute_events(std::span<const std::string> ids,
                                               bool with_descendants) const {
   std::vector<char> target(events_.size(), 0);
-  int32_t first = static_cast<int32_t>(events_.size());
+  size_t first = events_.size();
   for (const std::string& id : ids) {
     const int32_t index = event_index(id);
     if (index < 0) fail("recompute: unknown event '", id, "'");
     if (!events_[static_cast<size_t>(index)].retained)
       fail("recompute: event '", id, "' was evicted");
     target[static_cast<size_t>(index)] = 1;
-    first = std::min(first, index);
+    first = std::min(first, static_cast<size_t>(index));
   }
   if (with_descendants) {
-    for (size_t e = static_cast<size_t>(first); e < events_.size(); ++e)
-      target[e] = events_[e].retained ? 1 : 0;
+    for (size_t e = first; e < events_.size(); ++e) target[e] = events_[e].retained ? 1 : 0;
   }
-  std::vector<int32_t> slots;
+  std::vector<size_t> indices;
   for (size_t e = 0; e < events_.size(); ++e) {
-    if (!target[e]) continue;
-    for (int32_t s = events_[e].begin; s < events_[e].end(); ++s) slots.push_back(s);
+    if (target[e]) indices.push_back(e);
   }
-  return slots;
+  return indices;
 }
 
 void EventKV::recompute(std::span<const std::string> ids, const EdgeMask& mask,
@@ -256,27 +242,30 @@ void EventKV::recompute_batched(std::span<EventKV* const> histories,
                                 bool with_descendants) {
   if (histories.empty()) return;
   KvArena& arena = *histories[0]->arena_;
-  std::vector<std::vector<int32_t>> slots;
+  std::vector<std::vector<size_t>> targets;
   int64_t shared = 0;
   for (EventKV* history : histories) {
     if (history->arena_.get() != &arena || history->engine_ != histories[0]->engine_) {
       fail("recompute_batched: histories must share one engine and one arena");
     }
-    slots.push_back(history->recompute_slots(ids, with_descendants));
-    for (const int32_t s : slots.back())
-      shared += arena.references(history->slots_[static_cast<size_t>(s)].cell) > 1 ? 1 : 0;
+    targets.push_back(history->recompute_events(ids, with_descendants));
+    for (const size_t e : targets.back()) {
+      const EventState& event = history->events_[e];
+      for (int32_t s = event.begin; s < event.end(); ++s)
+        shared += arena.references(history->slots_[static_cast<size_t>(s)].cell) > 1 ? 1 : 0;
+    }
   }
   if (shared > arena.storage().capacity() - arena.cells_in_use())
     fail("KV arena too small to copy ", shared, " shared rows");
   BatchRunner runner(*histories[0]->engine_, arena);
   for (size_t h = 0; h < histories.size(); ++h) {
     EventKV& history = *histories[h];
-    for (const int32_t s : slots[h]) history.own_cell(s);
-    const Visibility visibility(history, mask);
-    for (const int32_t s : slots[h]) {
-      const Slot& slot = history.slots_[static_cast<size_t>(s)];
-      runner.add(history.token_at(s), slot.position, slot.cell, visibility.of(s));
+    for (const size_t e : targets[h]) {
+      for (int32_t s = history.events_[e].begin; s < history.events_[e].end(); ++s)
+        history.own_cell(s);
     }
+    const std::vector<compute::KeyRange> keys = history.add_event_keys(runner);
+    for (const size_t e : targets[h]) history.add_event_rows(runner, keys, e, mask);
   }
   if (runner.size() > 0) runner.run({});
 }
@@ -335,7 +324,7 @@ void EventKV::reposition() {
     for (int64_t il = 0; il < c.n_layer; ++il) {
       const compute::RopeParams rope = compute::layer_rope(c, il);
       const compute::RopeTable table = compute::make_rope_table(rope, &delta, 1);
-      storage.gather_k(il, {slot.cell}, row.data());
+      storage.read_k(il, slot.cell, 0, c.kv_dim(), row.data());
       compute::apply_rope(rope, table, 0, row.data(), c.n_head_kv, c.head_dim);
       storage.write_k(il, slot.cell, row.data());
     }
@@ -376,28 +365,40 @@ std::vector<int32_t> EventKV::add_query(BatchRunner& runner, const std::vector<i
                                         const std::vector<std::vector<int32_t>>& candidates,
                                         QueryPositions mode,
                                         const std::vector<int32_t>& cells) const {
-  std::vector<VisibleCell> visible;
+  std::vector<int32_t> retained_cells;
+  std::vector<int32_t> retained_positions;
   int32_t base = last_position() + 1;
   for (const Slot& slot : slots_) {
-    if (slot.cell >= 0) visible.push_back({slot.cell, slot.position});
+    if (slot.cell < 0) continue;
+    retained_cells.push_back(slot.cell);
+    retained_positions.push_back(slot.position);
   }
   if (mode == QueryPositions::kAfterRetained) {
     base = 0;
-    for (const VisibleCell& v : visible) base = std::max(base, v.position + 1);
+    for (const int32_t position : retained_positions) base = std::max(base, position + 1);
   }
-  for (size_t i = 0; i < query.size(); ++i) {
-    visible.push_back({cells[i], base + static_cast<int32_t>(i)});
-    runner.add(query[i], base + static_cast<int32_t>(i), cells[i], visible);
-  }
-  std::vector<int32_t> rows = {runner.size() - 1};
-  size_t next_cell = query.size();
+  const compute::KeyRange retained = runner.add_keys(retained_cells, retained_positions);
+  // Query and branch keys sit at consecutive positions from `base`.
+  size_t next_cell = 0;
+  const auto add_run = [&](size_t n, int32_t first_position) {
+    std::vector<int32_t> positions(n);
+    for (size_t i = 0; i < n; ++i) positions[i] = first_position + static_cast<int32_t>(i);
+    const std::span<const int32_t> run_cells(cells.data() + next_cell, n);
+    next_cell += n;
+    return runner.add_keys(run_cells, positions);
+  };
+  const compute::KeyRange query_keys = add_run(query.size(), base);
+  const compute::KeyRange query_context[] = {retained};
+  std::vector<int32_t> rows = {runner.add_rows(query, query_context, query_keys) +
+                               query_keys.size() - 1};
+  const compute::KeyRange branch_context[] = {retained, query_keys};
   for (const auto& candidate : candidates) {
-    std::vector<VisibleCell> branch = visible;
-    for (size_t j = 0; j + 1 < candidate.size(); ++j) {
-      const int32_t position = base + static_cast<int32_t>(query.size() + j);
-      branch.push_back({cells[next_cell], position});
-      rows.push_back(runner.add(candidate[j], position, cells[next_cell++], branch));
-    }
+    if (candidate.size() < 2) continue;
+    const std::span<const int32_t> branch(candidate.data(), candidate.size() - 1);
+    const compute::KeyRange branch_keys =
+        add_run(branch.size(), base + static_cast<int32_t>(query.size()));
+    const int32_t first = runner.add_rows(branch, branch_context, branch_keys);
+    for (int32_t j = 0; j < branch_keys.size(); ++j) rows.push_back(first + j);
   }
   return rows;
 }

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compute/attention_plan.h"
 #include "kv/arena.h"
 #include "kv/edge_mask.h"
 #include "kv/engine.h"
@@ -149,8 +150,13 @@ class EventKV {
 
   int32_t event_index(std::string_view id) const;
   int32_t token_at(int32_t slot) const;
-  std::vector<int32_t> recompute_slots(std::span<const std::string> ids,
+  std::vector<size_t> recompute_events(std::span<const std::string> ids,
                                        bool with_descendants) const;
+  // The retained rows of every event as keys of `runner`, in slot order; one
+  // range per event (empty for an evicted one).
+  std::vector<compute::KeyRange> add_event_keys(BatchRunner& runner) const;
+  void add_event_rows(BatchRunner& runner, const std::vector<compute::KeyRange>& keys, size_t index,
+                      const EdgeMask& mask) const;
   std::vector<int32_t> add_query(BatchRunner& runner, const std::vector<int32_t>& query,
                                  const std::vector<std::vector<int32_t>>& candidates,
                                  QueryPositions mode, const std::vector<int32_t>& cells) const;

@@ -94,9 +94,9 @@ std::vector<float> rows_of(const EventKV& h, int32_t slot, bool keys) {
   for (int64_t il = 0; il < storage.n_layer(); ++il) {
     std::vector<float> row(static_cast<size_t>(keys ? storage.k_dim() : storage.v_dim()));
     if (keys) {
-      storage.gather_k(il, {h.cell_of(slot)}, row.data());
+      storage.read_k(il, h.cell_of(slot), 0, storage.k_dim(), row.data());
     } else {
-      storage.gather_v(il, {h.cell_of(slot)}, row.data());
+      storage.read_v(il, h.cell_of(slot), 0, storage.v_dim(), row.data());
     }
     out.insert(out.end(), row.begin(), row.end());
   }
@@ -154,30 +154,20 @@ std::vector<float> masked_query_reference(const TestCache& setup,
                                           const std::vector<EventTokens>& events,
                                           const std::vector<bool>& evicted) {
   compute::ForwardBatch batch;
-  std::vector<bool> hidden;
+  std::vector<compute::KeyRange> shown;
   for (size_t e = 0; e < events.size(); ++e) {
-    for (const int32_t token : events[e].tokens) {
-      batch.tokens.push_back(token);
-      hidden.push_back(evicted[e]);
-    }
+    const auto first = static_cast<int32_t>(batch.tokens.size());
+    batch.tokens.insert(batch.tokens.end(), events[e].tokens.begin(), events[e].tokens.end());
+    if (!evicted[e]) shown.push_back({first, static_cast<int32_t>(batch.tokens.size())});
   }
-  const size_t n_history = batch.tokens.size();
-  for (const int32_t token : query_tokens()) {
-    batch.tokens.push_back(token);
-    hidden.push_back(false);
-  }
+  const auto n_history = static_cast<int32_t>(batch.tokens.size());
+  for (const int32_t token : query_tokens()) batch.tokens.push_back(token);
   batch.positions.resize(batch.tokens.size());
   std::iota(batch.positions.begin(), batch.positions.end(), 0);
   batch.cells = batch.positions;
-  batch.kv_cells = batch.positions;
-  batch.kv_positions = batch.positions;
-  batch.visible = compute::causal_visibility(batch.positions, batch.kv_positions);
-  for (size_t t = n_history; t < batch.tokens.size(); ++t) {
-    auto& list = batch.visible[t];
-    list.erase(std::remove_if(list.begin(), list.end(),
-                              [&](int32_t j) { return hidden[static_cast<size_t>(j)]; }),
-               list.end());
-  }
+  const compute::KeyRange all = batch.plan.add_keys(batch.cells, batch.positions);
+  batch.plan.add_block(n_history, {}, {0, n_history});
+  batch.plan.add_block(all.end - n_history, shown, {n_history, all.end});
   batch.logit_rows = {static_cast<int32_t>(batch.tokens.size() - 1)};
   compute::KvStorage storage(setup.config().n_layer, static_cast<int64_t>(batch.tokens.size()),
                              setup.config().kv_dim(), setup.config().v_dim(),
