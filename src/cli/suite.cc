@@ -13,6 +13,7 @@
 #include "cli/model_options.h"
 #include "cli/report_writer.h"
 #include "git_version.h"
+#include "probe/condition_names.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"
 #include "probe/summary.h"
@@ -77,7 +78,7 @@ std::pair<const probe::Scenario*, std::string> landing_target(
     if (run.scenario_hash != chosen->hash || run.model_path != model_path) continue;
     for (const report::CellResult& cell : probe::summarize_run(run, db.pairs(run.id))) {
       for (const report::ConditionResult& c : cell.conditions) {
-        if (c.condition == "sparse-global" && c.margin.value > best_margin) {
+        if (c.condition == probe::kSparseGlobal && c.margin.value > best_margin) {
           best_margin = c.margin.value;
           best = cell.construction;
         }
