@@ -19,8 +19,8 @@
 
 #include "cli/commands.h"
 #include "cli/model_options.h"
+#include "events/render.h"
 #include "kv/event_kv.h"
-#include "kv/event_log.h"
 #include "util/error.h"
 
 namespace eventkv::cli {
@@ -38,7 +38,7 @@ struct HistoryOptions {
 };
 
 struct HistoryFile {
-  std::vector<kv::Event> events;
+  std::vector<events::Event> events;
   std::vector<std::string> evict;
   bool local = false;
   std::string question;
@@ -111,15 +111,15 @@ void run(const HistoryOptions& options) {
   const tokenizer::ChatFormat format = options.format.empty()
                                            ? tokenizer::ChatFormat::detect(engine->model().file())
                                            : tokenizer::ChatFormat::by_name(options.format);
-  const std::vector<kv::EventTokens> events = kv::render_events(format, tok, file.events);
-  const kv::QueryTokens query =
-      kv::render_query(format, tok, file.question, file.answer_prefix, file.candidates);
+  const std::vector<kv::EventTokens> rendered = events::render_events(format, tok, file.events);
+  const events::QueryTokens query =
+      events::render_query(format, tok, file.question, file.answer_prefix, file.candidates);
   size_t n_tokens = query.prompt.size();
-  for (const auto& e : events) n_tokens += e.tokens.size();
+  for (const auto& e : rendered) n_tokens += e.tokens.size();
   auto arena = std::make_shared<kv::KvArena>(
       engine->model().config(), static_cast<int64_t>(n_tokens + 256), compute::KvType::kF32);
   kv::EventKV history(engine, arena);
-  history.append(events);
+  history.append(rendered);
   const size_t full_bytes = history.bytes_retained();
   history.evict(file.evict);
   if (file.local && !file.evict.empty()) {

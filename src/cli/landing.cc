@@ -51,7 +51,7 @@ void run(const LandingCliOptions& options) {
   const InterruptGuard guard;
   probe::LandingRunOptions run_options = options.run;
   run_options.git_version = EVENTKV_GIT_VERSION;
-  if (options.model.n_ctx > 0) run_options.kv_cells = options.model.n_ctx;
+  run_options.kv_cells = kv_cells(options.model);
   const probe::RunOutcome outcome =
       probe::run_landing(engine, scenario, db, run_options, interrupted());
   if (outcome.interrupted)
@@ -69,8 +69,8 @@ void add_landing_command(CLI::App& app) {
       "landing", "Find where an evicted source lands: roots, layers, tokens, reference edges");
   auto options = std::make_shared<LandingCliOptions>();
   cmd->add_option("scenario", options->scenario, "scenario file (JSON)")->required();
-  add_model_options(cmd, options->model);
-  cmd->get_option("--ctx")->description("KV cells for one pair's histories (default 8192)");
+  cmd->add_option("-m,--model", options->model.model, "GGUF model file")->required();
+  add_experiment_model_options(cmd, options->model);
   add_panel_option(cmd, options->model);
   cmd->add_option("--pairs", options->run.pairs, "donor pairs to analyse")->check(at_least(1));
   cmd->add_option("--construction", options->run.construction,

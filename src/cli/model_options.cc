@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include "probe/runner.h"
 #include "util/error.h"
 
 namespace eventkv::cli {
@@ -16,6 +17,18 @@ void add_model_options(CLI::App* cmd, ModelOptions& options) {
   cmd->add_option("-c,--ctx", options.n_ctx,
                   "context size in tokens (default: 4096 or the trained context)")
       ->check(at_least(1));
+}
+
+void add_experiment_model_options(CLI::App* cmd, ModelOptions& options) {
+  cmd->add_option("-t,--threads", options.threads, "threads (default: every core)");
+  cmd->add_option(
+         "-c,--ctx", options.n_ctx,
+         str_cat("KV cells for one pair's histories (default ", probe::kDefaultKvCells, ")"))
+      ->check(at_least(1));
+}
+
+int64_t kv_cells(const ModelOptions& options) {
+  return options.n_ctx > 0 ? options.n_ctx : probe::kDefaultKvCells;
 }
 
 void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params) {

@@ -17,7 +17,7 @@ namespace eventkv::cli {
 struct ModelOptions {
   std::string model;
   int threads = 0;      // 0: every core
-  int64_t n_ctx = 0;    // 0: 4096 or the model's trained context, whichever is smaller
+  int64_t n_ctx = 0;    // 0: the default, context_size or kv_cells
   bool panels = false;  // dequantize the layer weights once at load (model/weights.h)
 };
 
@@ -26,6 +26,13 @@ void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params);
 // Adds --exact, which sets `precision` (int8 activations by default in
 // generate and chat) to f32: slower, logits as the reference tests check them.
 void add_precision_option(CLI::App* cmd, compute::ActivationPrecision& precision);
+
+// For the experiment commands (probe, landing, suite): -t, and -c as the KV
+// cells one pair's histories share (default probe::kDefaultKvCells).
+void add_experiment_model_options(CLI::App* cmd, ModelOptions& options);
+
+// -c of an experiment command, or probe::kDefaultKvCells.
+int64_t kv_cells(const ModelOptions& options);
 
 // For the experiment commands: weights dequantized once at load (faster
 // prefill, ~4 bytes per weight) unless --low-memory.

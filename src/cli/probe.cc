@@ -90,7 +90,7 @@ void run(const ProbeOptions& options) {
   run_options.distances = options.distances;
   std::tie(run_options.shard_index, run_options.shard_count) = parse_shard(options.shard);
   run_options.resume = options.resume;
-  run_options.kv_cells = options.model.n_ctx > 0 ? options.model.n_ctx : 4096;
+  run_options.kv_cells = kv_cells(options.model);
   run_options.git_version = EVENTKV_GIT_VERSION;
   check_models(options.models);
   store::ResultsDb db(options.db);
@@ -131,10 +131,7 @@ void add_probe_command(CLI::App& app) {
   cmd->add_option("scenario", options->scenario, "scenario file (JSON)")->required();
   cmd->add_option("-m,--model", options->models, "GGUF model (repeat for side-by-side models)")
       ->required();
-  cmd->add_option("-t,--threads", options->model.threads, "threads (default: every core)");
-  cmd->add_option("-c,--ctx", options->model.n_ctx,
-                  "KV cells for one pair's histories (default 4096)")
-      ->check(at_least(1));
+  add_experiment_model_options(cmd, options->model);
   add_panel_option(cmd, options->model);
   cmd->add_option("--pairs", options->pairs, "pairs to run (default: the scenario's)")
       ->check(at_least(1));

@@ -13,6 +13,7 @@
 #include "cli/model_options.h"
 #include "cli/report_writer.h"
 #include "git_version.h"
+#include "probe/condition_names.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"
 #include "probe/summary.h"
@@ -77,7 +78,7 @@ std::pair<const probe::Scenario*, std::string> landing_target(
     if (run.scenario_hash != chosen->hash || run.model_path != model_path) continue;
     for (const report::CellResult& cell : probe::summarize_run(run, db.pairs(run.id))) {
       for (const report::ConditionResult& c : cell.conditions) {
-        if (c.condition == "sparse-global" && c.margin.value > best_margin) {
+        if (c.condition == probe::kSparseGlobal && c.margin.value > best_margin) {
           best_margin = c.margin.value;
           best = cell.construction;
         }
@@ -104,7 +105,7 @@ void run(const SuiteOptions& options) {
       run.pairs = options.pairs > 0 ? options.pairs : (options.quick ? kQuickPairs : 0);
       if (options.quick) run.distances = quick_distances(scenario.distances);
       run.resume = options.resume;
-      run.kv_cells = options.model.n_ctx > 0 ? options.model.n_ctx : 4096;
+      run.kv_cells = kv_cells(options.model);
       run.git_version = EVENTKV_GIT_VERSION;
       const probe::RunOutcome outcome =
           probe::run_scenario(engine, model_path, scenario, db, run, interrupted());
@@ -119,7 +120,7 @@ void run(const SuiteOptions& options) {
       landing.pairs = options.quick ? kQuickLandingPairs : kLandingPairs;
       landing.construction = construction;
       landing.resume = options.resume;
-      landing.kv_cells = options.model.n_ctx > 0 ? options.model.n_ctx : 4096;
+      landing.kv_cells = kv_cells(options.model);
       landing.git_version = EVENTKV_GIT_VERSION;
       const probe::RunOutcome outcome =
           probe::run_landing(engine, *scenario, db, landing, interrupted());
@@ -144,10 +145,7 @@ void add_suite_command(CLI::App& app) {
   auto options = std::make_shared<SuiteOptions>();
   cmd->add_option("-m,--model", options->models, "GGUF model (repeat to compare models)")
       ->required();
-  cmd->add_option("-t,--threads", options->model.threads, "threads (default: every core)");
-  cmd->add_option("-c,--ctx", options->model.n_ctx,
-                  "KV cells for one pair's histories (default 4096)")
-      ->check(at_least(1));
+  add_experiment_model_options(cmd, options->model);
   add_panel_option(cmd, options->model);
   cmd->add_option("--scenarios", options->scenarios,
                   "folder of scenario files (default scenarios/paper)");

@@ -10,7 +10,6 @@
 // recomputing them.
 #pragma once
 
-#include <array>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -20,12 +19,10 @@
 #include "kv/edge_mask.h"
 #include "kv/engine.h"
 #include "kv/event_kv.h"
+#include "probe/condition_names.h"
 #include "probe/pairs.h"
 
 namespace eventkv::probe {
-
-inline constexpr std::array<std::string_view, 5> kConditions = {
-    "visible", "sparse-global", "record", "sparse-local", "no-carrier"};
 
 struct SideScores {
   std::vector<double> log_probs;  // per candidate

@@ -113,7 +113,7 @@ DonorPair draw_pair(const Scenario& scenario, const Cell& cell, int64_t index, i
   for (const bool side_a : {true, false}) {
     std::map<std::string, std::string> side_vars = vars;
     side_vars["value"] = pair.candidates[static_cast<size_t>(side_a ? pair.value_a : pair.value_b)];
-    std::vector<kv::Event>& events = side_a ? pair.events_a : pair.events_b;
+    std::vector<events::Event>& events = side_a ? pair.events_a : pair.events_b;
     if (!system.empty()) events.push_back({"system", "system", fill_template(system, vars)});
     events.push_back({kSourceId, scenario.source_role, fill_template(source, side_vars)});
     for (const Construction& c : scenario.constructions) {
@@ -142,8 +142,8 @@ TokenizedPair tokenize_pair(const Scenario& scenario, const Cell& cell, int64_t 
     TokenizedPair pair;
     pair.texts = draw_pair(scenario, cell, index, attempt);
     pair.rejected = attempt;
-    pair.events_a = kv::render_events(format, tok, pair.texts.events_a);
-    pair.events_b = kv::render_events(format, tok, pair.texts.events_b);
+    pair.events_a = events::render_events(format, tok, pair.texts.events_a);
+    pair.events_b = events::render_events(format, tok, pair.texts.events_b);
     const auto source = std::find_if(pair.events_a.begin(), pair.events_a.end(),
                                      [](const kv::EventTokens& e) { return e.id == kSourceId; });
     pair.source_event = source - pair.events_a.begin();
@@ -158,7 +158,7 @@ TokenizedPair tokenize_pair(const Scenario& scenario, const Cell& cell, int64_t 
     for (const std::string& value : pair.texts.candidates)
       answers.push_back(fill_template(scenario.answer_format, {{"value", value}}));
     pair.query =
-        kv::render_query(format, tok, pair.texts.question, pair.texts.answer_prefix, answers);
+        events::render_query(format, tok, pair.texts.question, pair.texts.answer_prefix, answers);
     for (const auto& e : pair.events_a) {
       if (e.id.rfind("carrier", 0) == 0) pair.carriers.push_back(e.id);
     }

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "events/render.h"
 #include "kv/event_kv.h"
-#include "kv/event_log.h"
 #include "probe/scenario.h"
 #include "tokenizer/chat_format.h"
 
@@ -29,8 +29,8 @@ struct DonorPair {
   std::vector<std::string> candidates;  // candidate values, in scoring order
   int value_a = 0;                      // index of A's value in candidates
   int value_b = 1;
-  std::vector<kv::Event> events_a;  // system?, source, carriers, fillers
-  std::vector<kv::Event> events_b;
+  std::vector<events::Event> events_a;  // system?, source, carriers, fillers
+  std::vector<events::Event> events_b;
   std::string record_a;  // the textual record of the source's value
   std::string record_b;
   std::string question;
@@ -48,7 +48,7 @@ struct TokenizedPair {
   std::vector<kv::EventTokens> events_b;
   kv::EventTokens record_a;
   kv::EventTokens record_b;
-  kv::QueryTokens query;
+  events::QueryTokens query;
   int64_t source_event = 0;           // index in events_*
   std::vector<std::string> carriers;  // carrier event ids
   int rejected = 0;                   // draws rejected before this one

@@ -71,9 +71,9 @@ std::string model_display_name(const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
 
-json events_json(const std::vector<kv::Event>& events) {
+json events_json(const std::vector<events::Event>& events) {
   json out = json::array();
-  for (const kv::Event& e : events)
+  for (const events::Event& e : events)
     out.push_back({{"id", e.id}, {"role", e.role}, {"content", e.content}});
   return out;
 }

@@ -15,6 +15,12 @@
 
 namespace eventkv::probe {
 
+// KV cells one pair's histories share, in probe, landing and suite alike. The
+// landing analysis needs the most: both sides plus a batch of forks, each with
+// its transplanted rows and its query. Memory is taken page by page as cells
+// are written, so unused room costs next to nothing.
+inline constexpr int64_t kDefaultKvCells = 8192;
+
 struct RunOptions {
   int pairs = 0;                           // 0: the scenario's count
   std::vector<std::string> constructions;  // empty: every construction
@@ -22,7 +28,7 @@ struct RunOptions {
   int shard_index = 0;
   int shard_count = 1;
   bool resume = false;
-  int64_t kv_cells = 4096;  // room for one pair's histories
+  int64_t kv_cells = kDefaultKvCells;
   std::string git_version = "unknown";
 };
 
@@ -52,7 +58,7 @@ struct LandingRunOptions {
   int max_edges = 8;
   int token_window = 4;
   bool resume = false;
-  int64_t kv_cells = 8192;
+  int64_t kv_cells = kDefaultKvCells;
   std::string git_version = "unknown";
 };
 

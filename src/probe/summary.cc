@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probe/conditions.h"
+#include "probe/condition_names.h"
 #include "probe/landing.h"
 #include "probe/stats.h"
 #include "store/results_db.h"
@@ -60,7 +60,7 @@ report::ConditionResult summarize_condition(std::string_view condition,
   result.sign_test_p = sign_test_p(result.aligned, result.aligned + result.anti);
   const Interval margin = bootstrap_mean_interval(margins, seed);
   result.margin = {mean(margins), margin.low, margin.high};
-  if (condition == "visible" || condition == "record") {
+  if (condition == kVisible || condition == kRecord) {
     const Interval accuracy = wilson_interval(correct_sides, 2 * result.pairs);
     result.accuracy =
         report::Estimate{static_cast<double>(correct_sides) / static_cast<double>(2 * result.pairs),
@@ -109,7 +109,7 @@ std::vector<report::CellResult> summarize_run(const store::RunRecord& run,
     for (const std::string_view condition : kConditions) {
       cell.conditions.push_back(summarize_condition(condition, cell_pairs, run.seed));
       const report::ConditionResult& c = cell.conditions.back();
-      if (condition == "sparse-local" && (c.aligned > 0 || c.anti > 0)) cell.valid = false;
+      if (condition == kSparseLocal && (c.aligned > 0 || c.anti > 0)) cell.valid = false;
     }
     cells.push_back(std::move(cell));
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "probe/condition_names.h"
 #include "report/format.h"
 
 namespace eventkv::report {
@@ -76,13 +77,13 @@ bool moves_toward_donor(const CellResult& cell, std::string_view condition) {
 }
 
 bool carries(const CellResult& cell) {
-  return moves_toward_donor(cell, kSparseGlobal);
+  return moves_toward_donor(cell, probe::kSparseGlobal);
 }
 
 // The ceiling: with the source in view the model answers with its value. A cell
 // without it cannot show what an evicted source leaves behind.
 bool has_ceiling(const CellResult& cell) {
-  return moves_toward_donor(cell, kVisible);
+  return moves_toward_donor(cell, probe::kVisible);
 }
 
 const CellResult* find_payload(const CellGroup& group, std::string_view payload_type) {
@@ -95,7 +96,7 @@ const CellResult* find_payload(const CellGroup& group, std::string_view payload_
 // Sparse-global recovery, then margin: how cells rank (a cell without a
 // sparse-global result ranks last).
 std::pair<double, double> sparse_global_score(const CellResult* cell) {
-  const ConditionResult* result = find_condition(*cell, kSparseGlobal);
+  const ConditionResult* result = find_condition(*cell, probe::kSparseGlobal);
   return result == nullptr ? std::pair(-1.0, 0.0)
                            : std::pair(result->recovery.value, result->margin.value);
 }
@@ -112,7 +113,8 @@ const CellResult* best_cell(const CellGroup& group) {
 const CellResult* worst_cell(const CellGroup& group) {
   const CellResult* worst = best_cell(group);
   for (const CellResult* cell : group.cells) {
-    if (find_condition(*cell, kSparseGlobal) != nullptr && ranks_below(cell, worst)) worst = cell;
+    if (find_condition(*cell, probe::kSparseGlobal) != nullptr && ranks_below(cell, worst))
+      worst = cell;
   }
   return worst;
 }
@@ -128,8 +130,8 @@ std::string paper_shape(const CellGroup& group, size_t carrying) {
     return carries(*binary) && !carries(*three_digits) ? "reproduced" : "not reproduced";
   }
   if (suite == kConstructionSweep) {
-    const ConditionResult* best = find_condition(*best_cell(group), kSparseGlobal);
-    const ConditionResult* worst = find_condition(*worst_cell(group), kSparseGlobal);
+    const ConditionResult* best = find_condition(*best_cell(group), probe::kSparseGlobal);
+    const ConditionResult* worst = find_condition(*worst_cell(group), probe::kSparseGlobal);
     const bool spread =
         best != nullptr && worst != nullptr && best->recovery.low > worst->recovery.high;
     return carrying > 0 && spread ? "reproduced" : "not reproduced";
@@ -202,7 +204,7 @@ Table findings_table(const std::vector<CellGroup>& groups) {
     const size_t carrying = static_cast<size_t>(std::count_if(
         group.cells.begin(), group.cells.end(), [](const CellResult* c) { return carries(*c); }));
     const CellResult& best = *best_cell(group);
-    const ConditionResult* result = find_condition(best, kSparseGlobal);
+    const ConditionResult* result = find_condition(best, probe::kSparseGlobal);
     const std::string setting = setting_label(best);
     const std::string incomplete = incomplete_note(group);
     table.rows.push_back({group.model, group.scenario, group.finding,
@@ -226,7 +228,7 @@ std::string recovery_sentence(const ConditionResult& result) {
 
 std::string invalid_sentence(const CellResult& cell) {
   const std::string where = cell.model + " · " + cell_label(cell) + ": INVALID — ";
-  const ConditionResult* control = find_condition(cell, kSparseLocal);
+  const ConditionResult* control = find_condition(cell, probe::kSparseLocal);
   if (control == nullptr) {
     return where +
            "the results store marked this cell invalid; a bug in the harness, not a finding.";
@@ -244,14 +246,14 @@ std::string invalid_sentence(const CellResult& cell) {
 std::string sweep_sentence(const CellGroup& group) {
   const auto measured = static_cast<size_t>(std::count_if(
       group.cells.begin(), group.cells.end(),
-      [](const CellResult* c) { return find_condition(*c, kSparseGlobal) != nullptr; }));
+      [](const CellResult* c) { return find_condition(*c, probe::kSparseGlobal) != nullptr; }));
   if (measured < 2) return "";
   const CellResult& worst = *worst_cell(group);
   const CellResult& best = *best_cell(group);
   return "sparse-global recovery ranged from " +
-         format_estimate(find_condition(worst, kSparseGlobal)->recovery) + " (" +
+         format_estimate(find_condition(worst, probe::kSparseGlobal)->recovery) + " (" +
          setting_label(worst) + ") to " +
-         format_estimate(find_condition(best, kSparseGlobal)->recovery) + " (" +
+         format_estimate(find_condition(best, probe::kSparseGlobal)->recovery) + " (" +
          setting_label(best) + ") across " + std::to_string(measured) + " " +
          sweep_noun(group.cells.front()->suite, measured) + ".";
 }
@@ -290,7 +292,7 @@ Table condition_table(const CellResult& cell) {
   table.header = {"condition",         "pairs",       "aligned:anti",    "unmoved", "other",
                   "recovery [95% CI]", "sign test p", "margin [95% CI]", "accuracy"};
   for (const ConditionResult& result : cell.conditions) {
-    const bool flagged = !cell.valid && result.condition == kSparseLocal;
+    const bool flagged = !cell.valid && result.condition == probe::kSparseLocal;
     table.rows.push_back(
         {result.condition + (flagged ? " — INVALID" : ""), std::to_string(result.pairs),
          format_counts(result.aligned, result.anti), std::to_string(result.unmoved),
@@ -319,7 +321,7 @@ Table aligned_anti_table(const std::vector<CellGroup>& groups) {
       row.push_back(result != nullptr ? format_counts(result->aligned, result->anti)
                                       : std::string(kNone));
     }
-    const ConditionResult* sparse_global = find_condition(*cell, kSparseGlobal);
+    const ConditionResult* sparse_global = find_condition(*cell, probe::kSparseGlobal);
     row.push_back(sparse_global != nullptr ? format_estimate(sparse_global->recovery)
                                            : std::string(kNone));
     table.rows.push_back(std::move(row));
@@ -334,9 +336,9 @@ Table ranking_table(const CellGroup& group) {
                   "sign test p", "margin",       "no-carrier recovery",    "visible recovery"};
   for (size_t i = 0; i < group.cells.size(); ++i) {
     const CellResult& cell = *group.cells[i];
-    const ConditionResult* sparse_global = find_condition(cell, kSparseGlobal);
-    const ConditionResult* no_carrier = find_condition(cell, kNoCarrier);
-    const ConditionResult* visible = find_condition(cell, kVisible);
+    const ConditionResult* sparse_global = find_condition(cell, probe::kSparseGlobal);
+    const ConditionResult* no_carrier = find_condition(cell, probe::kNoCarrier);
+    const ConditionResult* visible = find_condition(cell, probe::kVisible);
     const std::string none(kNone);
     table.rows.push_back(
         {std::to_string(i + 1), cell.construction + invalid_marker(cell),

@@ -1,5 +1,6 @@
 #include "report/document.h"
 
+#include "probe/condition_names.h"
 #include "report/landing_charts.h"
 #include "report/report_charts.h"
 #include "report/sections.h"
@@ -77,7 +78,7 @@ void add_recovery(std::vector<Block>& blocks, const ReportData& data) {
     for (const CellResult* cell : group.cells) {
       add_alert(blocks, invalid_sentences({cell}));
       add_chart(blocks, condition_chart(*cell));
-      if (const ConditionResult* result = find_condition(*cell, kSparseGlobal)) {
+      if (const ConditionResult* result = find_condition(*cell, probe::kSparseGlobal)) {
         add(blocks, BlockKind::kParagraph,
             cell_label(*cell) + ": " + recovery_sentence(*result) + ".");
       }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "probe/condition_names.h"
 #include "report/charts.h"
 #include "report/format.h"
 #include "report/svg.h"
@@ -35,7 +36,7 @@ std::string condition_chart(const CellResult& cell) {
     chart.bars.push_back({result.condition, result.recovery,
                           std::string(condition_colour(result.condition)),
                           format_counts(result.aligned, result.anti),
-                          !cell.valid && result.condition == kSparseLocal});
+                          !cell.valid && result.condition == probe::kSparseLocal});
   }
   return horizontal_bar_chart(chart);
 }
@@ -50,12 +51,12 @@ std::string ranking_chart(const CellGroup& group) {
   int64_t no_carrier_aligned = 0;
   int64_t no_carrier_pairs = 0;
   for (const CellResult* cell : group.cells) {
-    if (const ConditionResult* result = find_condition(*cell, kSparseGlobal)) {
+    if (const ConditionResult* result = find_condition(*cell, probe::kSparseGlobal)) {
       chart.bars.push_back({cell->construction, result->recovery,
-                            std::string(condition_colour(kSparseGlobal)),
+                            std::string(condition_colour(probe::kSparseGlobal)),
                             format_counts(result->aligned, result->anti), !cell->valid});
     }
-    if (const ConditionResult* result = find_condition(*cell, kNoCarrier)) {
+    if (const ConditionResult* result = find_condition(*cell, probe::kNoCarrier)) {
       no_carrier_aligned += result->aligned;
       no_carrier_pairs += result->pairs;
     }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "probe/condition_names.h"
+
 namespace eventkv::report {
 
 namespace {
@@ -20,7 +22,7 @@ size_t payload_rank(std::string_view payload_type) {
 }
 
 double sparse_global_recovery(const CellResult& cell) {
-  const ConditionResult* result = find_condition(cell, kSparseGlobal);
+  const ConditionResult* result = find_condition(cell, probe::kSparseGlobal);
   return result != nullptr ? result->recovery.value : -1.0;
 }
 
@@ -128,7 +130,7 @@ ModelComparison compare_settings(std::vector<const CellResult*> cells,
       if (match == cells.end()) {
         row.push_back({});
       } else {
-        row.push_back({*match, find_condition(**match, kSparseGlobal)});
+        row.push_back({*match, find_condition(**match, probe::kSparseGlobal)});
       }
     }
   }
@@ -165,7 +167,7 @@ const ConditionResult* find_condition(const CellResult& cell, std::string_view c
 std::vector<std::string> condition_names(const std::vector<const CellResult*>& cells) {
   std::vector<std::string> known;
   std::vector<std::string> others;
-  for (const std::string_view condition : kConditions) {
+  for (const std::string_view condition : probe::kConditions) {
     const bool present = std::any_of(cells.begin(), cells.end(), [&](const CellResult* cell) {
       return find_condition(*cell, condition);
     });
@@ -173,8 +175,8 @@ std::vector<std::string> condition_names(const std::vector<const CellResult*>& c
   }
   for (const CellResult* cell : cells) {
     for (const ConditionResult& result : cell->conditions) {
-      const bool listed = std::find(kConditions.begin(), kConditions.end(), result.condition) !=
-                              kConditions.end() ||
+      const bool listed = std::find(probe::kConditions.begin(), probe::kConditions.end(),
+                                    result.condition) != probe::kConditions.end() ||
                           std::find(others.begin(), others.end(), result.condition) != others.end();
       if (!listed) others.push_back(result.condition);
     }

@@ -12,14 +12,6 @@
 
 namespace eventkv::report {
 
-// The five conditions in SPEC order.
-inline constexpr std::array<std::string_view, 5> kConditions = {
-    "visible", "sparse-global", "record", "sparse-local", "no-carrier"};
-inline constexpr std::string_view kVisible = "visible";
-inline constexpr std::string_view kSparseGlobal = "sparse-global";
-inline constexpr std::string_view kSparseLocal = "sparse-local";
-inline constexpr std::string_view kNoCarrier = "no-carrier";
-
 // Suites that sweep one setting of a scenario; every other suite is shown cell by cell.
 inline constexpr std::string_view kConstructionSweep = "construction-sweep";
 inline constexpr std::string_view kPayloadTypes = "payload-types";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "probe/condition_names.h"
 #include "report/format.h"
 
 namespace eventkv::report {
@@ -70,11 +71,11 @@ double lay_out_legend(const std::vector<LegendItem>& items, double x, double max
 }  // namespace
 
 std::string_view condition_colour(std::string_view condition) {
-  if (condition == "visible") return kBlue;
-  if (condition == "sparse-global") return kVermillion;
-  if (condition == "record") return kGreen;
-  if (condition == "sparse-local") return kGrey;
-  if (condition == "no-carrier") return kOrange;
+  if (condition == probe::kVisible) return kBlue;
+  if (condition == probe::kSparseGlobal) return kVermillion;
+  if (condition == probe::kRecord) return kGreen;
+  if (condition == probe::kSparseLocal) return kGrey;
+  if (condition == probe::kNoCarrier) return kOrange;
   return kPurple;
 }
 

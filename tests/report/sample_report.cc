@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "probe/condition_names.h"
 #include "probe/stats.h"
 
 namespace eventkv::testing {
@@ -19,21 +20,20 @@ const std::string kQwen = "Qwen2.5-0.5B-Instruct";
 // A cell whose five conditions have these aligned counts (anti and unmoved follow from them).
 CellResult sample_cell(const std::string& model, const std::string& scenario,
                        const std::string& suite, const std::vector<int64_t>& aligned) {
-  static const std::vector<std::string> kConditionNames = {"visible", "sparse-global", "record",
-                                                           "sparse-local", "no-carrier"};
   CellResult cell;
   cell.model = model;
   cell.scenario = scenario;
   cell.suite = suite;
   cell.finding = "a carrier that never states the value still carries it (the paper's 99:0)";
   cell.planned_pairs = kPairs;
-  for (size_t i = 0; i < kConditionNames.size(); ++i) {
+  for (size_t i = 0; i < probe::kConditions.size(); ++i) {
     const int64_t anti = aligned[i] / 50;
-    const bool control = kConditionNames[i] == "sparse-local";  // a valid control moves no pair
+    const bool control =
+        probe::kConditions[i] == probe::kSparseLocal;  // a valid control moves no pair
     const int64_t other = control ? 0 : (kPairs - aligned[i] - anti) / 4;
     const int64_t unmoved = kPairs - aligned[i] - anti - other;
     report::ConditionResult result =
-        sample_condition(kConditionNames[i], kPairs, aligned[i], anti, unmoved,
+        sample_condition(std::string(probe::kConditions[i]), kPairs, aligned[i], anti, unmoved,
                          static_cast<double>(aligned[i]) / 40.0);
     if (i == 0 || i == 2) result.accuracy = Estimate{0.97, 0.94, 0.99};
     cell.conditions.push_back(result);

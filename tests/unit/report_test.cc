@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "probe/condition_names.h"
 #include "report/charts.h"
 #include "report/content.h"
 #include "report/format.h"
@@ -177,8 +178,8 @@ TEST(ReportSections, OrdersSweeps) {
   ASSERT_EQ(constructions.size(), 2u);
   for (const CellGroup& group : constructions) {
     for (size_t i = 1; i < group.cells.size(); ++i) {
-      EXPECT_GE(find_condition(*group.cells[i - 1], kSparseGlobal)->recovery.value,
-                find_condition(*group.cells[i], kSparseGlobal)->recovery.value);
+      EXPECT_GE(find_condition(*group.cells[i - 1], probe::kSparseGlobal)->recovery.value,
+                find_condition(*group.cells[i], probe::kSparseGlobal)->recovery.value);
     }
   }
   // Four carrier kinds and the construction sweep ran on both models; payloads and distances on

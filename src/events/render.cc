@@ -1,12 +1,12 @@
-#include "kv/event_log.h"
+#include "events/render.h"
 
 #include "util/error.h"
 
-namespace eventkv::kv {
+namespace eventkv::events {
 
-std::vector<EventTokens> render_events(const tokenizer::ChatFormat& format,
-                                       const tokenizer::Tokenizer& tok,
-                                       const std::vector<Event>& events) {
+std::vector<kv::EventTokens> render_events(const tokenizer::ChatFormat& format,
+                                           const tokenizer::Tokenizer& tok,
+                                           const std::vector<Event>& events) {
   std::vector<tokenizer::ChatMessage> messages;
   for (const Event& e : events) {
     if (e.id == kPreambleId) fail("event id '", kPreambleId, "' is reserved");
@@ -17,7 +17,7 @@ std::vector<EventTokens> render_events(const tokenizer::ChatFormat& format,
   const auto slice = [&](tokenizer::TokenSpan span) {
     return std::vector<int32_t>(chat.ids.begin() + span.begin, chat.ids.begin() + span.end);
   };
-  std::vector<EventTokens> out;
+  std::vector<kv::EventTokens> out;
   if (!chat.preamble.empty()) out.push_back({kPreambleId, "preamble", slice(chat.preamble)});
   for (size_t i = 0; i < events.size(); ++i)
     out.push_back({events[i].id, events[i].role, slice(chat.messages[i])});
@@ -41,4 +41,4 @@ QueryTokens render_query(const tokenizer::ChatFormat& format, const tokenizer::T
   return query;
 }
 
-}  // namespace eventkv::kv
+}  // namespace eventkv::events

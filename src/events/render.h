@@ -11,7 +11,7 @@
 #include "tokenizer/chat_format.h"
 #include "tokenizer/tokenizer.h"
 
-namespace eventkv::kv {
+namespace eventkv::events {
 
 inline constexpr const char* kPreambleId = "preamble";
 
@@ -21,9 +21,9 @@ struct Event {
   std::string content;
 };
 
-std::vector<EventTokens> render_events(const tokenizer::ChatFormat& format,
-                                       const tokenizer::Tokenizer& tok,
-                                       const std::vector<Event>& events);
+std::vector<kv::EventTokens> render_events(const tokenizer::ChatFormat& format,
+                                           const tokenizer::Tokenizer& tok,
+                                           const std::vector<Event>& events);
 
 // A query as a user turn, the assistant's generation prompt and an answer
 // prefix; each candidate is tokenized on its own (so " on" and " off" are the
@@ -37,4 +37,4 @@ QueryTokens render_query(const tokenizer::ChatFormat& format, const tokenizer::T
                          const std::string& question, const std::string& answer_prefix,
                          const std::vector<std::string>& candidates);
 
-}  // namespace eventkv::kv
+}  // namespace eventkv::events
