@@ -321,9 +321,10 @@ void merge_split(Layout& l, ThreadPool& pool) {
 
 void attention(const AttentionShape& shape, const AttentionPlan& plan,
                std::span<const QueryBlock> blocks, const AttentionIo& io, ThreadPool& pool) {
-  if (shape.head_dim % kLanes != 0 || shape.head_dim_v % kLanes != 0)
+  if (shape.head_dim % kLanes != 0 || shape.head_dim_v % kLanes != 0) {
     fail("attention: head sizes ", shape.head_dim, " and ", shape.head_dim_v,
          " must be multiples of ", kLanes);
+  }
   Layout layout{shape, plan, blocks, io, shape.n_head / shape.n_head_kv, {}, {}, {}, {}};
   const std::vector<Task> tasks = make_tasks(layout);
   pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t begin, int64_t end) {

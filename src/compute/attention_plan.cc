@@ -80,10 +80,10 @@ void AttentionPlan::check(std::span<const int32_t> row_cells, int64_t capacity) 
     if (static_cast<size_t>(next_row) > row_cells.size())
       fail("attention plan: more rows than the batch has");
     for (int32_t i = 0; i < block.n_rows; ++i) {
-      if (key_cells[static_cast<size_t>(block.causal_end - 1 + i)] !=
-          row_cells[static_cast<size_t>(block.first_row + i)]) {
-        fail("attention plan: row ", block.first_row + i, " does not see its own cell last");
-      }
+      const int32_t own_key = block.causal_end - 1 + i;
+      const int32_t row = block.first_row + i;
+      if (key_cells[static_cast<size_t>(own_key)] != row_cells[static_cast<size_t>(row)])
+        fail("attention plan: row ", row, " does not see its own cell last");
     }
   }
   if (static_cast<size_t>(next_row) != row_cells.size())

@@ -68,7 +68,7 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
-void ThreadPool::run_on_all(const std::function<void(int)>& fn) {
+void ThreadPool::run_on_all(FunctionRef<void(int)> fn) {
   if (n_threads_ == 1) {
     fn(0);
     return;
@@ -91,20 +91,22 @@ void ThreadPool::run_on_all(const std::function<void(int)>& fn) {
   if (error_) std::rethrow_exception(error_);
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+void ThreadPool::parallel_for(int64_t n, FunctionRef<void(int64_t, int64_t)> fn,
                               int64_t granularity) {
   if (n <= 0) return;
   const int64_t units = (n + granularity - 1) / granularity;
-  const int64_t n_chunks = std::min<int64_t>(units, n_threads_);
-  if (n_chunks == 1) {
+  if (units == 1 || n_threads_ == 1) {
     fn(0, n);
     return;
   }
-  run_on_all([&](int index) {
-    if (index >= n_chunks) return;
-    const int64_t begin = std::min(n, units * index / n_chunks * granularity);
-    const int64_t end = std::min(n, units * (index + 1) / n_chunks * granularity);
-    if (begin < end) fn(begin, end);
+  constexpr int64_t kChunksPerThread = 4;
+  const int64_t chunk = std::max<int64_t>(1, units / (n_threads_ * kChunksPerThread));
+  std::atomic<int64_t> next{0};
+  run_on_all([&](int /*index*/) {
+    for (int64_t unit = next.fetch_add(chunk, std::memory_order_relaxed); unit < units;
+         unit = next.fetch_add(chunk, std::memory_order_relaxed)) {
+      fn(unit * granularity, std::min(n, (unit + chunk) * granularity));
+    }
   });
 }
 
