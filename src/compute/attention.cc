@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -13,7 +14,7 @@ namespace eventkv::compute {
 namespace {
 
 constexpr int32_t kTileKeys = kLanes;
-constexpr int32_t kRowsPerTask = 16;
+constexpr int32_t kRowsPerTask = 64;
 // Blocks of at most this many rows (decode, query branches) spread their
 // segments over tasks, so that every thread works on one long row.
 constexpr int32_t kSplitRows = 4;
@@ -55,10 +56,11 @@ class BlockKeys {
 // Up to 16 keys of one kv head: K transposed ([head_dim][16], so 16 scores
 // come from head_dim vector FMAs), V by key ([16][head_dim_v]).
 struct Tile {
-  Tile(const AttentionShape& s)
-      : kt(static_cast<size_t>(s.head_dim * kTileKeys)),
-        v(static_cast<size_t>(kTileKeys * s.head_dim_v)),
-        row(static_cast<size_t>(s.head_dim)) {}
+  void prepare(const AttentionShape& s) {
+    kt.resize(static_cast<size_t>(s.head_dim * kTileKeys));
+    v.resize(static_cast<size_t>(kTileKeys * s.head_dim_v));
+    row.resize(static_cast<size_t>(s.head_dim));
+  }
 
   AlignedVector<float> kt;
   AlignedVector<float> v;
@@ -70,91 +72,156 @@ struct Tile {
 void load_tile(const AttentionShape& s, const AttentionPlan& plan, const AttentionIo& io,
                int64_t kv_head, const int32_t* keys, int32_t n, Tile& tile) {
   tile.n = n;
-  std::fill(tile.kt.begin(), tile.kt.end(), 0.0f);
+  if (n < kTileKeys) std::fill(tile.kt.begin(), tile.kt.end(), 0.0f);
+  const bool f32 = io.kv->type() == KvType::kF32;
   for (int32_t j = 0; j < n; ++j) {
     const int32_t cell = plan.key_cells[static_cast<size_t>(keys[j])];
     tile.positions[j] = plan.key_positions[static_cast<size_t>(keys[j])];
-    io.kv->read_k(io.layer, cell, kv_head * s.head_dim, s.head_dim, tile.row.data());
-    for (int64_t d = 0; d < s.head_dim; ++d) tile.kt[d * kTileKeys + j] = tile.row[d];
+    const float* k = tile.row.data();
+    if (f32) {
+      k = reinterpret_cast<const float*>(io.kv->k_bytes(io.layer, cell)) + kv_head * s.head_dim;
+    } else {
+      io.kv->read_k(io.layer, cell, kv_head * s.head_dim, s.head_dim, tile.row.data());
+    }
+    for (int64_t d = 0; d < s.head_dim; ++d) tile.kt[d * kTileKeys + j] = k[d];
     io.kv->read_v(io.layer, cell, kv_head * s.head_dim_v, s.head_dim_v,
                   tile.v.data() + j * s.head_dim_v);
   }
 }
 
 // A softmax over some keys of one row and head, not yet normalized:
-// sum = sum_j e^(s_j - max), acc = sum_j e^(s_j - max) v_j.
+// acc[0, head_dim_v) = sum_j e^(s_j - max) v_j, and acc[head_dim_v, + 16)
+// the same sum's weights lane by lane (rescaled and merged like a 16-wide
+// value of ones, and added up once at the end). Until a key is added
+// (max == kNoKey) acc holds nothing meaningful.
 struct Partial {
   float max = kNoKey;
-  float sum = 0.0f;
-  float* acc = nullptr;  // [head_dim_v]
+  float* acc = nullptr;  // [head_dim_v + 16]
 };
+
+int64_t partial_width(const AttentionShape& s) {
+  return s.head_dim_v + kLanes;
+}
 
 void scale_acc(float* acc, float factor, int64_t n) {
   for (int64_t c = 0; c < n; c += kLanes) store16(acc + c, load16(acc + c) * factor);
 }
 
-// Adds the tile's keys that the row sees (the first `visible` of the tile,
-// within the window) to one head's partial.
-void add_tile(const AttentionShape& s, const Tile& tile, const float* q, int32_t visible,
-              int32_t position, int64_t window, Partial& part) {
-  v16f dots = {};
-  for (int64_t d = 0; d < s.head_dim; ++d)
-    dots = q[d] * load16(tile.kt.data() + d * kTileKeys) + dots;
-  float scores[kTileKeys];
-  store16(scores, dots * s.scale);
-  float tile_max = kNoKey;
-  for (int32_t j = 0; j < kTileKeys; ++j) {
-    const bool seen = j < visible && (window <= 0 || position - tile.positions[j] < window);
-    if (!seen) scores[j] = kNoKey;
-    tile_max = std::max(tile_max, scores[j]);
+// q . k of the tile's keys for kGroup consecutive query heads: each key
+// vector loaded feeds every head.
+template <int kGroup>
+void tile_dots(const float* q, int64_t head_dim, const float* kt, v16f* dots) {
+  v16f acc[kGroup] = {};
+  for (int64_t d = 0; d < head_dim; ++d) {
+    const v16f keys = load16(kt + d * kTileKeys);
+    for (int g = 0; g < kGroup; ++g) acc[g] = q[g * head_dim + d] * keys + acc[g];
   }
-  if (tile_max == kNoKey) return;
+  for (int g = 0; g < kGroup; ++g) dots[g] = acc[g];
+}
+
+// Lanes of the tile that a row sees: the first `visible`, within the window.
+struct TileMask {
+  bool all = false;
+  v16i lanes = {};  // -1 where seen
+};
+
+TileMask tile_mask(const Tile& tile, int32_t visible, int32_t position, int64_t window) {
+  TileMask mask;
+  // Positions ascend along the tile, so its first key is the oldest.
+  mask.all = visible >= kTileKeys && (window <= 0 || position - tile.positions[0] < window);
+  if (mask.all) return mask;
+  const v16i index = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  mask.lanes = index < visible;
+  if (window > 0) {
+    v16i positions;
+    std::memcpy(&positions, tile.positions, sizeof(positions));
+    mask.lanes &= (position - positions) < static_cast<int32_t>(window);
+  }
+  return mask;
+}
+
+// Updates one head's partial for the tile's keys that the row sees, given
+// the head's q . k for the tile, up to the values: returns the weights of
+// the tile's keys (zeros for unseen ones), whose values the caller adds.
+v16f weigh_tile(const AttentionShape& s, v16f dots, const TileMask& mask, Partial& part,
+                bool& fresh) {
+  v16f scores = dots * s.scale;
+  if (!mask.all) scores = mask.lanes ? scores : splat16(kNoKey);
+  const float tile_max = hmax(scores);
+  fresh = part.max == kNoKey;
+  if (tile_max == kNoKey) return v16f{};
   const float new_max = std::max(part.max, tile_max);
-  if (part.max != kNoKey && part.max != new_max) {
-    const float factor = std::exp(part.max - new_max);
-    part.sum *= factor;
-    scale_acc(part.acc, factor, s.head_dim_v);
-  }
+  if (!fresh && part.max != new_max)
+    scale_acc(part.acc, std::exp(part.max - new_max), partial_width(s));
   part.max = new_max;
-  float p[kTileKeys];
-  store16(p, exp16(load16(scores) - new_max));
-  for (int32_t j = 0; j < kTileKeys; ++j) {
-    if (scores[j] == kNoKey) p[j] = 0.0f;
-    part.sum += p[j];
-  }
+  v16f weights = exp16(scores - new_max);
+  if (!mask.all) weights = mask.lanes ? weights : splat16(0.0f);
+  float* sums = part.acc + s.head_dim_v;
+  store16(sums, fresh ? weights : load16(sums) + weights);
+  return weights;
+}
+
+// acc_g += sum_j p_g[j] v_j for kGroup heads; each value vector loaded
+// feeds every head. A fresh head's acc starts from zero.
+template <int kGroup>
+void add_values(const AttentionShape& s, const Tile& tile, const v16f* weights, const bool* fresh,
+                Partial* parts) {
+  float p[kGroup][kTileKeys];
+  for (int g = 0; g < kGroup; ++g) store16(p[g], weights[g]);
   for (int64_t c = 0; c < s.head_dim_v; c += kLanes) {
-    v16f acc = load16(part.acc + c);
-    for (int32_t j = 0; j < tile.n; ++j)
-      acc = p[j] * load16(tile.v.data() + j * s.head_dim_v + c) + acc;
-    store16(part.acc + c, acc);
+    v16f acc[kGroup];
+    for (int g = 0; g < kGroup; ++g) acc[g] = fresh[g] ? v16f{} : load16(parts[g].acc + c);
+    for (int32_t j = 0; j < tile.n; ++j) {
+      const v16f values = load16(tile.v.data() + j * s.head_dim_v + c);
+      for (int g = 0; g < kGroup; ++g) acc[g] = p[g][j] * values + acc[g];
+    }
+    for (int g = 0; g < kGroup; ++g) store16(parts[g].acc + c, acc[g]);
   }
 }
 
+template <int kGroup>
+void add_tile(const AttentionShape& s, const Tile& tile, const float* q, const TileMask& mask,
+              Partial* parts) {
+  v16f dots[kGroup];
+  tile_dots<kGroup>(q, s.head_dim, tile.kt.data(), dots);
+  v16f weights[kGroup];
+  bool fresh[kGroup];
+  for (int g = 0; g < kGroup; ++g) weights[g] = weigh_tile(s, dots[g], mask, parts[g], fresh[g]);
+  add_values<kGroup>(s, tile, weights, fresh, parts);
+}
+
+// The tile's keys for every query head of one kv head, for one row.
+void add_tile_to_row(const AttentionShape& s, const Tile& tile, const float* q, int64_t group,
+                     const TileMask& mask, Partial* parts) {
+  int64_t g = 0;
+  for (; g + 4 <= group; g += 4) add_tile<4>(s, tile, q + g * s.head_dim, mask, parts + g);
+  for (; g + 2 <= group; g += 2) add_tile<2>(s, tile, q + g * s.head_dim, mask, parts + g);
+  for (; g < group; ++g) add_tile<1>(s, tile, q + g * s.head_dim, mask, parts + g);
+}
+
 // total = total (+) part: the softmax of the union of their keys.
-void merge(Partial& total, const Partial& part, int64_t n) {
+void merge(Partial& total, const Partial& part, int64_t width) {
   if (part.max == kNoKey) return;
   if (total.max == kNoKey) {
     total.max = part.max;
-    total.sum = part.sum;
-    std::copy(part.acc, part.acc + n, total.acc);
+    std::copy(part.acc, part.acc + width, total.acc);
     return;
   }
   const float max = std::max(total.max, part.max);
   const float a = std::exp(total.max - max);
   const float b = std::exp(part.max - max);
-  total.sum = total.sum * a + part.sum * b;
-  for (int64_t c = 0; c < n; c += kLanes)
+  for (int64_t c = 0; c < width; c += kLanes)
     store16(total.acc + c, load16(total.acc + c) * a + load16(part.acc + c) * b);
   total.max = max;
 }
 
-void normalize(const Partial& total, float* out, int64_t n) {
-  if (total.sum == 0.0f) {
-    std::fill(out, out + n, 0.0f);
+void normalize(const Partial& total, float* out, int64_t head_dim_v) {
+  if (total.max == kNoKey) {
+    std::fill(out, out + head_dim_v, 0.0f);
     return;
   }
-  const float inverse = 1.0f / total.sum;
-  for (int64_t c = 0; c < n; ++c) out[c] = total.acc[c] * inverse;
+  const float inverse = 1.0f / hsum(load16(total.acc + head_dim_v));
+  for (int64_t c = 0; c < head_dim_v; ++c) out[c] = total.acc[c] * inverse;
 }
 
 // One unit of work: segments [seg_begin, seg_end) of rows [row_begin,
@@ -170,24 +237,17 @@ struct Task {
 // Storage for the partial softmax of every row and head a task touches.
 class Partials {
  public:
-  Partials(int64_t n, int64_t head_dim_v) : head_dim_v_(head_dim_v) {
-    acc_.resize(static_cast<size_t>(n * head_dim_v));
+  void prepare(int64_t n, int64_t width) {
+    acc_.resize(static_cast<size_t>(n * width));
     parts_.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i)
-      parts_[static_cast<size_t>(i)].acc = acc_.data() + i * head_dim_v;
+    for (int64_t i = 0; i < n; ++i) parts_[static_cast<size_t>(i)].acc = acc_.data() + i * width;
   }
   Partial& operator[](int64_t i) { return parts_[static_cast<size_t>(i)]; }
   void reset(int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      Partial& p = parts_[static_cast<size_t>(i)];
-      p.max = kNoKey;
-      p.sum = 0.0f;
-      std::fill(p.acc, p.acc + head_dim_v_, 0.0f);
-    }
+    for (int64_t i = 0; i < n; ++i) parts_[static_cast<size_t>(i)].max = kNoKey;
   }
 
  private:
-  int64_t head_dim_v_;
   AlignedVector<float> acc_;
   std::vector<Partial> parts_;
 };
@@ -199,13 +259,13 @@ struct Layout {
   const AttentionIo& io;
   int64_t group;                      // query heads per kv head
   std::vector<int64_t> split_offset;  // per block: first partial in `split`, or -1
-  AlignedVector<float> split_acc;     // [parts][head_dim_v]
-  std::vector<float> split_max, split_sum;
+  AlignedVector<float> split_acc;     // [parts][partial_width]
+  std::vector<float> split_max;
 };
 
 Partial split_partial(Layout& l, int64_t index) {
-  return {l.split_max[static_cast<size_t>(index)], l.split_sum[static_cast<size_t>(index)],
-          l.split_acc.data() + index * l.shape.head_dim_v};
+  return {l.split_max[static_cast<size_t>(index)],
+          l.split_acc.data() + index * partial_width(l.shape)};
 }
 
 // Index of the stored partial of (row, head, segment) of a split block.
@@ -215,6 +275,15 @@ int64_t split_index(const Layout& l, const QueryBlock& block, const BlockKeys& k
          (row * l.shape.n_head + head) * keys.segments() + segment;
 }
 
+// Whether a key lies outside the sliding window of every row at `oldest_row`
+// or later. Positions ascend along a row's keys, so a tile whose last key
+// does is skipped whole: it would add nothing, and local layers cost only
+// their window however long the history.
+bool behind_every_window(const Layout& l, int32_t key, int32_t oldest_row) {
+  return l.io.window > 0 &&
+         oldest_row - l.plan.key_positions[static_cast<size_t>(key)] >= l.io.window;
+}
+
 void run_task(Layout& l, const Task& task, Tile& tile, Partials& totals, Partials& parts,
               std::vector<int32_t>& seg_keys) {
   const AttentionShape& s = l.shape;
@@ -222,6 +291,9 @@ void run_task(Layout& l, const Task& task, Tile& tile, Partials& totals, Partial
   const BlockKeys keys(l.plan, block);
   const int32_t n_rows = task.row_end - task.row_begin;
   const int64_t states = n_rows * l.group;
+  int32_t oldest_row = l.io.positions[block.first_row + task.row_begin];
+  for (int32_t row = task.row_begin; row < task.row_end; ++row)
+    oldest_row = std::min(oldest_row, l.io.positions[block.first_row + row]);
   totals.reset(states);
   for (int32_t seg = task.seg_begin; seg < task.seg_end; ++seg) {
     const int32_t seg_first = seg * kSegmentKeys;
@@ -230,6 +302,9 @@ void run_task(Layout& l, const Task& task, Tile& tile, Partials& totals, Partial
     parts.reset(states);
     for (int32_t t = 0; t < seg_n; t += kTileKeys) {
       const int32_t first = seg_first + t;
+      if (behind_every_window(l, seg_keys[static_cast<size_t>(std::min(seg_n, t + kTileKeys) - 1)],
+                              oldest_row))
+        continue;
       load_tile(s, l.plan, l.io, task.kv_head, seg_keys.data() + t, std::min(kTileKeys, seg_n - t),
                 tile);
       for (int32_t i = 0; i < n_rows; ++i) {
@@ -237,25 +312,24 @@ void run_task(Layout& l, const Task& task, Tile& tile, Partials& totals, Partial
         const int32_t visible = keys.seen_by(row) - first;
         if (visible <= 0) continue;
         const int32_t batch_row = block.first_row + row;
-        for (int64_t g = 0; g < l.group; ++g) {
-          const int64_t head = task.kv_head * l.group + g;
-          add_tile(s, tile, l.io.q + (batch_row * s.n_head + head) * s.head_dim, visible,
-                   l.io.positions[batch_row], l.io.window, parts[i * l.group + g]);
-        }
+        const int32_t position = l.io.positions[batch_row];
+        const TileMask mask = tile_mask(tile, visible, position, l.io.window);
+        add_tile_to_row(s, tile,
+                        l.io.q + (batch_row * s.n_head + task.kv_head * l.group) * s.head_dim,
+                        l.group, mask, &parts[i * l.group]);
       }
     }
     for (int64_t i = 0; i < states; ++i) {
       if (!task.split) {
-        merge(totals[i], parts[i], s.head_dim_v);
+        merge(totals[i], parts[i], partial_width(s));
         continue;
       }
       const int32_t row = task.row_begin + static_cast<int32_t>(i / l.group);
       const int64_t head = task.kv_head * l.group + i % l.group;
       const int64_t index = split_index(l, block, keys, row, head, seg);
       l.split_max[static_cast<size_t>(index)] = parts[i].max;
-      l.split_sum[static_cast<size_t>(index)] = parts[i].sum;
-      std::copy(parts[i].acc, parts[i].acc + s.head_dim_v,
-                l.split_acc.data() + index * s.head_dim_v);
+      std::copy(parts[i].acc, parts[i].acc + partial_width(s),
+                l.split_acc.data() + index * partial_width(s));
     }
   }
   if (task.split) return;
@@ -287,9 +361,8 @@ std::vector<Task> make_tasks(Layout& l) {
       }
     }
   }
-  l.split_acc.assign(static_cast<size_t>(n_split * l.shape.head_dim_v), 0.0f);
+  l.split_acc.assign(static_cast<size_t>(n_split * partial_width(l.shape)), 0.0f);
   l.split_max.assign(static_cast<size_t>(n_split), kNoKey);
-  l.split_sum.assign(static_cast<size_t>(n_split), 0.0f);
   return tasks;
 }
 
@@ -302,7 +375,8 @@ void merge_split(Layout& l, ThreadPool& pool) {
   }
   const AttentionShape& s = l.shape;
   pool.parallel_for(static_cast<int64_t>(rows.size()) * s.n_head, [&](int64_t begin, int64_t end) {
-    Partials total(1, s.head_dim_v);
+    Partials total;
+    total.prepare(1, partial_width(s));
     for (int64_t task = begin; task < end; ++task) {
       const auto& [b, r] = rows[static_cast<size_t>(task / s.n_head)];
       const int64_t head = task % s.n_head;
@@ -310,7 +384,8 @@ void merge_split(Layout& l, ThreadPool& pool) {
       const BlockKeys keys(l.plan, block);
       total.reset(1);
       for (int32_t seg = 0; seg < keys.segments(); ++seg)
-        merge(total[0], split_partial(l, split_index(l, block, keys, r, head, seg)), s.head_dim_v);
+        merge(total[0], split_partial(l, split_index(l, block, keys, r, head, seg)),
+              partial_width(s));
       normalize(total[0], l.io.out + ((block.first_row + r) * s.n_head + head) * s.head_dim_v,
                 s.head_dim_v);
     }
@@ -325,13 +400,17 @@ void attention(const AttentionShape& shape, const AttentionPlan& plan,
     fail("attention: head sizes ", shape.head_dim, " and ", shape.head_dim_v,
          " must be multiples of ", kLanes);
   }
-  Layout layout{shape, plan, blocks, io, shape.n_head / shape.n_head_kv, {}, {}, {}, {}};
+  Layout layout{shape, plan, blocks, io, shape.n_head / shape.n_head_kv, {}, {}, {}};
   const std::vector<Task> tasks = make_tasks(layout);
   pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t begin, int64_t end) {
-    Tile tile(shape);
-    Partials totals(kRowsPerTask * layout.group, shape.head_dim_v);
-    Partials parts(kRowsPerTask * layout.group, shape.head_dim_v);
-    std::vector<int32_t> seg_keys(kSegmentKeys);
+    // Per thread and reused across calls: a loop runs per layer.
+    thread_local Tile tile;
+    thread_local Partials totals;
+    thread_local Partials parts;
+    thread_local std::vector<int32_t> seg_keys(kSegmentKeys);
+    tile.prepare(shape);
+    totals.prepare(kRowsPerTask * layout.group, partial_width(shape));
+    parts.prepare(kRowsPerTask * layout.group, partial_width(shape));
     for (int64_t t = begin; t < end; ++t)
       run_task(layout, tasks[static_cast<size_t>(t)], tile, totals, parts, seg_keys);
   });

@@ -54,6 +54,21 @@ std::vector<QueryBlock> AttentionPlan::slice(int32_t row_begin, int32_t row_end)
   return part;
 }
 
+void AttentionPlan::check_positions(const QueryBlock& block) const {
+  int32_t previous = -1;
+  const auto follow = [&](int32_t begin, int32_t end) {
+    for (int32_t k = begin; k < end; ++k) {
+      const int32_t position = key_positions[static_cast<size_t>(k)];
+      if (position < previous)
+        fail("attention plan: key positions descend (", previous, " then ", position, ")");
+      previous = position;
+    }
+  };
+  for (int32_t r = block.ranges_begin; r < block.ranges_end; ++r)
+    follow(ranges[static_cast<size_t>(r)].begin, ranges[static_cast<size_t>(r)].end);
+  follow(block.causal_begin, block.causal_end + block.n_rows - 1);
+}
+
 void AttentionPlan::check(std::span<const int32_t> row_cells, int64_t capacity) const {
   if (key_cells.size() != key_positions.size()) fail("attention plan: cells and positions differ");
   const auto n_keys = static_cast<int32_t>(key_cells.size());
@@ -79,6 +94,7 @@ void AttentionPlan::check(std::span<const int32_t> row_cells, int64_t capacity) 
     next_row += block.n_rows;
     if (static_cast<size_t>(next_row) > row_cells.size())
       fail("attention plan: more rows than the batch has");
+    check_positions(block);
     for (int32_t i = 0; i < block.n_rows; ++i) {
       const int32_t own_key = block.causal_end - 1 + i;
       const int32_t row = block.first_row + i;

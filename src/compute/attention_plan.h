@@ -22,7 +22,9 @@ struct KeyRange {
 
 // Batch rows [first_row, first_row + n_rows): row i sees every key of
 // plan.ranges[ranges_begin, ranges_end), in order, then the keys
-// [causal_begin, causal_end + i). The last key a row sees is its own row.
+// [causal_begin, causal_end + i). The last key a row sees is its own row,
+// and positions never descend along a row's keys (sliding windows skip
+// whole tiles of keys by position).
 struct QueryBlock {
   int32_t first_row = 0;
   int32_t n_rows = 0;
@@ -52,11 +54,15 @@ struct AttentionPlan {
 
   // Throws Error unless the blocks cover rows [0, row_cells.size()) in
   // order, every range lies in the key list, cells are below `capacity`,
-  // and each row's last key is its own cell.
+  // each row's last key is its own cell and positions never descend along
+  // a block's keys.
   void check(std::span<const int32_t> row_cells, int64_t capacity) const;
 
   // The blocks of rows [row_begin, row_end), renumbered from row_begin.
   std::vector<QueryBlock> slice(int32_t row_begin, int32_t row_end) const;
+
+ private:
+  void check_positions(const QueryBlock& block) const;
 };
 
 }  // namespace eventkv::compute

@@ -69,12 +69,17 @@ inline float hsum(v16f v) {
   return total;
 }
 
+// The largest lane: a tree of vector maxima (exact in any order).
 inline float hmax(v16f v) {
-  float lanes[kLanes];
-  std::memcpy(lanes, &v, sizeof(v));
-  float best = lanes[0];
-  for (const float lane : lanes) best = lane > best ? lane : best;
-  return best;
+  v16f s = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  v = v > s ? v : s;
+  s = __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+  v = v > s ? v : s;
+  s = __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+  v = v > s ? v : s;
+  s = __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+  v = v > s ? v : s;
+  return v[0];
 }
 
 // e^x for every lane, within 2 ulp for x in [-87, 88]; larger x saturate.

@@ -209,6 +209,12 @@ TEST(AttentionPlan, CheckRejectsRowsThatDoNotSeeThemselvesLast) {
   EXPECT_THROW(plan.check(cells, 100), std::exception);  // keys beyond the capacity
   plan.blocks.back().n_rows += 1;
   EXPECT_THROW(plan.check(cells, kCells), std::exception);
+  AttentionPlan descending;  // sliding windows skip keys by position
+  const std::vector<int32_t> two_cells = {0, 1};
+  const std::vector<int32_t> positions = {5, 3};
+  descending.add_keys(two_cells, positions);
+  descending.add_block(1, std::vector{KeyRange{0, 1}}, {1, 2});
+  EXPECT_THROW(descending.check(std::vector{1}, kCells), std::exception);
 }
 
 }  // namespace
