@@ -383,9 +383,10 @@ void merge_split(Layout& l, ThreadPool& pool) {
       const QueryBlock& block = l.blocks[static_cast<size_t>(b)];
       const BlockKeys keys(l.plan, block);
       total.reset(1);
-      for (int32_t seg = 0; seg < keys.segments(); ++seg)
+      for (int32_t seg = 0; seg < keys.segments(); ++seg) {
         merge(total[0], split_partial(l, split_index(l, block, keys, r, head, seg)),
               partial_width(s));
+      }
       normalize(total[0], l.io.out + ((block.first_row + r) * s.n_head + head) * s.head_dim_v,
                 s.head_dim_v);
     }
@@ -402,18 +403,21 @@ void attention(const AttentionShape& shape, const AttentionPlan& plan,
   }
   Layout layout{shape, plan, blocks, io, shape.n_head / shape.n_head_kv, {}, {}, {}};
   const std::vector<Task> tasks = make_tasks(layout);
-  pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t begin, int64_t end) {
-    // Per thread and reused across calls: a loop runs per layer.
-    thread_local Tile tile;
-    thread_local Partials totals;
-    thread_local Partials parts;
-    thread_local std::vector<int32_t> seg_keys(kSegmentKeys);
-    tile.prepare(shape);
-    totals.prepare(kRowsPerTask * layout.group, partial_width(shape));
-    parts.prepare(kRowsPerTask * layout.group, partial_width(shape));
-    for (int64_t t = begin; t < end; ++t)
-      run_task(layout, tasks[static_cast<size_t>(t)], tile, totals, parts, seg_keys);
-  });
+  pool.parallel_for(
+      static_cast<int64_t>(tasks.size()),
+      [&](int64_t begin, int64_t end) {
+        // Per thread and reused across calls: a loop runs per layer.
+        thread_local Tile tile;
+        thread_local Partials totals;
+        thread_local Partials parts;
+        thread_local std::vector<int32_t> seg_keys(kSegmentKeys);
+        tile.prepare(shape);
+        totals.prepare(kRowsPerTask * layout.group, partial_width(shape));
+        parts.prepare(kRowsPerTask * layout.group, partial_width(shape));
+        for (int64_t t = begin; t < end; ++t)
+          run_task(layout, tasks[static_cast<size_t>(t)], tile, totals, parts, seg_keys);
+      },
+      1, ThreadPool::Chunks::kTaken);
   merge_split(layout, pool);
 }
 

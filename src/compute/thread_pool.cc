@@ -92,20 +92,29 @@ void ThreadPool::run_on_all(FunctionRef<void(int)> fn) {
 }
 
 void ThreadPool::parallel_for(int64_t n, FunctionRef<void(int64_t, int64_t)> fn,
-                              int64_t granularity) {
+                              int64_t granularity, Chunks chunks) {
   if (n <= 0) return;
   const int64_t units = (n + granularity - 1) / granularity;
   if (units == 1 || n_threads_ == 1) {
     fn(0, n);
     return;
   }
-  constexpr int64_t kChunksPerThread = 4;
-  const int64_t chunk = std::max<int64_t>(1, units / (n_threads_ * kChunksPerThread));
+  // Even chunks: the first units % threads chunks take one unit more.
+  const int64_t per_thread = units / n_threads_;
+  const int64_t longer = units % n_threads_;
   std::atomic<int64_t> next{0};
   run_on_all([&](int /*index*/) {
-    for (int64_t unit = next.fetch_add(chunk, std::memory_order_relaxed); unit < units;
-         unit = next.fetch_add(chunk, std::memory_order_relaxed)) {
-      fn(unit * granularity, std::min(n, (unit + chunk) * granularity));
+    for (int64_t chunk = next.fetch_add(1, std::memory_order_relaxed);;
+         chunk = next.fetch_add(1, std::memory_order_relaxed)) {
+      int64_t first = chunk;
+      int64_t last = chunk + 1;
+      if (chunks == Chunks::kEven) {
+        if (chunk >= n_threads_) return;
+        first = chunk * per_thread + std::min(chunk, longer);
+        last = first + per_thread + (chunk < longer ? 1 : 0);
+      }
+      if (first >= units) return;
+      if (first < last) fn(first * granularity, std::min(n, last * granularity));
     }
   });
 }

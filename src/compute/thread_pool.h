@@ -1,8 +1,8 @@
 // A fixed set of worker threads that run one parallel loop at a time. The
 // calling thread works too, so ThreadPool(1) runs everything inline. Loops
-// hand out chunks from an atomic counter, so a thread that finishes early
-// takes more (causal attention gives later rows more keys), and take their
-// body by reference: no allocation per loop.
+// hand out chunks from an atomic counter, so with small chunks a thread
+// that finishes early takes more (causal attention gives later rows more
+// keys), and take their body by reference: no allocation per loop.
 // Workers spin briefly between loops (a forward pass issues hundreds of
 // short loops per token, and a futex wake-up each time would cost more than
 // the work), then sleep. Not re-entrant: parallel_for must not be called
@@ -54,11 +54,16 @@ class ThreadPool {
 
   int size() const { return n_threads_; }
 
-  // Calls fn(begin, end) on disjoint chunks covering [0, n), about four per
-  // thread, taken in order by whichever thread is free, and returns when all
-  // are done. Chunk bounds are multiples of `granularity` (but the last). An
-  // exception in fn is rethrown here.
-  void parallel_for(int64_t n, FunctionRef<void(int64_t, int64_t)> fn, int64_t granularity = 1);
+  // How parallel_for cuts [0, n): kEven, one chunk per thread (work that
+  // costs the same per element); kTaken, chunks of `granularity` taken in
+  // order by whichever thread is free (uneven work, e.g. causal attention).
+  enum class Chunks { kEven, kTaken };
+
+  // Calls fn(begin, end) on disjoint chunks covering [0, n) and returns when
+  // all are done. Chunk bounds are multiples of `granularity` (but the
+  // last). An exception in fn is rethrown here.
+  void parallel_for(int64_t n, FunctionRef<void(int64_t, int64_t)> fn, int64_t granularity = 1,
+                    Chunks chunks = Chunks::kEven);
 
   // Calls fn(thread_index) once on every thread, thread_index in [0, size()).
   void run_on_all(FunctionRef<void(int)> fn);
