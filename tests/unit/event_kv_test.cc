@@ -321,6 +321,31 @@ TEST(EventKv, SlidingWindowCountsOriginalPositionsAfterEviction) {
             1e-4);
 }
 
+// A long append runs in micro-batches (compute::kMaxMicroBatch rows at most):
+// its rows equal, bit for bit, those of the same tokens appended as two
+// events in two calls, with the sliding-window layers of gemma3 included.
+TEST(EventKv, MicroBatchesOfALongAppendEqualSeparateAppends) {
+  const TestCache whole_setup = make_cache(model::Arch::kGemma3);
+  const TestCache parts_setup = make_cache(model::Arch::kGemma3);
+  constexpr int32_t kHalf = 260;  // 520 rows: two micro-batches of 260
+  static_assert(2 * kHalf > compute::kMaxMicroBatch);
+  Rng rng(9);
+  std::vector<int32_t> tokens(2 * kHalf);
+  for (int32_t& token : tokens) token = static_cast<int32_t>(rng.below(256));
+  EventKV whole = whole_setup.history();
+  whole.append(std::vector<EventTokens>{{"all", "user", tokens}});
+  EventKV parts = parts_setup.history();
+  parts.append(std::vector<EventTokens>{
+      {"first", "user", std::vector<int32_t>(tokens.begin(), tokens.begin() + kHalf)}});
+  parts.append(std::vector<EventTokens>{
+      {"second", "user", std::vector<int32_t>(tokens.begin() + kHalf, tokens.end())}});
+  for (int32_t s = 0; s < 2 * kHalf; ++s) {
+    ASSERT_EQ(rows_of(whole, s, true), rows_of(parts, s, true)) << "slot " << s;
+    ASSERT_EQ(rows_of(whole, s, false), rows_of(parts, s, false)) << "slot " << s;
+  }
+  EXPECT_EQ(whole.query_logits(query_tokens()), parts.query_logits(query_tokens()));
+}
+
 TEST(EventKv, ForkSharesRowsAndBatchedSidesMatchSeparateOnes) {
   const TestCache setup = make_cache(model::Arch::kLlama);
   auto events_a = random_events(7, 6);
