@@ -231,7 +231,6 @@ struct Task {
   int32_t kv_head = 0;
   int32_t row_begin = 0, row_end = 0;
   int32_t seg_begin = 0, seg_end = 0;
-  bool split = false;  // writes its one segment's partials for a later merge
 };
 
 // Storage for the partial softmax of every row and head a task touches.
@@ -276,12 +275,25 @@ int64_t split_index(const Layout& l, const QueryBlock& block, const BlockKeys& k
 }
 
 // Whether a key lies outside the sliding window of every row at `oldest_row`
-// or later. Positions ascend along a row's keys, so a tile whose last key
-// does is skipped whole: it would add nothing, and local layers cost only
-// their window however long the history.
+// or later. Positions never descend along a block's keys (the plan checks
+// it), so a tile whose last key does is skipped whole: it would add nothing,
+// and local layers cost only their window however long the history.
 bool behind_every_window(const Layout& l, int32_t key, int32_t oldest_row) {
   return l.io.window > 0 &&
          oldest_row - l.plan.key_positions[static_cast<size_t>(key)] >= l.io.window;
+}
+
+// A split block's task stores its segment's partials for merge_split.
+void store_split(Layout& l, const Task& task, const BlockKeys& keys, int32_t seg, Partials& parts) {
+  const QueryBlock& block = l.blocks[static_cast<size_t>(task.block)];
+  const int64_t width = partial_width(l.shape);
+  for (int64_t i = 0; i < (task.row_end - task.row_begin) * l.group; ++i) {
+    const int32_t row = task.row_begin + static_cast<int32_t>(i / l.group);
+    const int64_t head = task.kv_head * l.group + i % l.group;
+    const int64_t index = split_index(l, block, keys, row, head, seg);
+    l.split_max[static_cast<size_t>(index)] = parts[i].max;
+    std::copy(parts[i].acc, parts[i].acc + width, l.split_acc.data() + index * width);
+  }
 }
 
 void run_task(Layout& l, const Task& task, Tile& tile, Partials& totals, Partials& parts,
@@ -289,6 +301,7 @@ void run_task(Layout& l, const Task& task, Tile& tile, Partials& totals, Partial
   const AttentionShape& s = l.shape;
   const QueryBlock& block = l.blocks[static_cast<size_t>(task.block)];
   const BlockKeys keys(l.plan, block);
+  const bool split = l.split_offset[static_cast<size_t>(task.block)] >= 0;
   const int32_t n_rows = task.row_end - task.row_begin;
   const int64_t states = n_rows * l.group;
   int32_t oldest_row = l.io.positions[block.first_row + task.row_begin];
@@ -319,20 +332,13 @@ void run_task(Layout& l, const Task& task, Tile& tile, Partials& totals, Partial
                         l.group, mask, &parts[i * l.group]);
       }
     }
-    for (int64_t i = 0; i < states; ++i) {
-      if (!task.split) {
-        merge(totals[i], parts[i], partial_width(s));
-        continue;
-      }
-      const int32_t row = task.row_begin + static_cast<int32_t>(i / l.group);
-      const int64_t head = task.kv_head * l.group + i % l.group;
-      const int64_t index = split_index(l, block, keys, row, head, seg);
-      l.split_max[static_cast<size_t>(index)] = parts[i].max;
-      std::copy(parts[i].acc, parts[i].acc + partial_width(s),
-                l.split_acc.data() + index * partial_width(s));
+    if (split) {
+      store_split(l, task, keys, seg, parts);
+      continue;
     }
+    for (int64_t i = 0; i < states; ++i) merge(totals[i], parts[i], partial_width(s));
   }
-  if (task.split) return;
+  if (split) return;
   for (int64_t i = 0; i < states; ++i) {
     const int32_t batch_row = block.first_row + task.row_begin + static_cast<int32_t>(i / l.group);
     const int64_t head = task.kv_head * l.group + i % l.group;
@@ -352,16 +358,16 @@ std::vector<Task> make_tasks(Layout& l) {
     for (int32_t h = 0; h < l.shape.n_head_kv; ++h) {
       if (split) {
         for (int32_t seg = 0; seg < keys.segments(); ++seg)
-          tasks.push_back({static_cast<int32_t>(b), h, 0, block.n_rows, seg, seg + 1, true});
+          tasks.push_back({static_cast<int32_t>(b), h, 0, block.n_rows, seg, seg + 1});
         continue;
       }
       for (int32_t r = 0; r < block.n_rows; r += kRowsPerTask) {
         tasks.push_back({static_cast<int32_t>(b), h, r, std::min(block.n_rows, r + kRowsPerTask), 0,
-                         keys.segments(), false});
+                         keys.segments()});
       }
     }
   }
-  l.split_acc.assign(static_cast<size_t>(n_split * partial_width(l.shape)), 0.0f);
+  l.split_acc.resize(static_cast<size_t>(n_split * partial_width(l.shape)));
   l.split_max.assign(static_cast<size_t>(n_split), kNoKey);
   return tasks;
 }

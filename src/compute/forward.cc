@@ -6,7 +6,6 @@
 #include "compute/matmul.h"
 #include "compute/rope.h"
 #include "compute/vec_ops.h"
-#include "util/aligned_vector.h"
 #include "util/error.h"
 
 namespace eventkv::compute {

@@ -353,11 +353,6 @@ std::vector<int32_t> EventKV::temporary_cells(size_t n) {
   return cells;
 }
 
-int32_t EventKV::token_at(int32_t slot) const {
-  const EventState& e = events_[static_cast<size_t>(slots_[static_cast<size_t>(slot)].event)];
-  return e.tokens[static_cast<size_t>(slot - e.begin)];
-}
-
 // Adds `query` and one branch per candidate (all but its last token) for one
 // history; returns the batch rows whose logits score the candidates: the
 // query's last token, then every branch token.

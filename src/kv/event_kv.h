@@ -149,7 +149,6 @@ class EventKV {
   friend class BatchRunner;
 
   int32_t event_index(std::string_view id) const;
-  int32_t token_at(int32_t slot) const;
   std::vector<size_t> recompute_events(std::span<const std::string> ids,
                                        bool with_descendants) const;
   // The retained rows of every event as keys of `runner`, in slot order; one
