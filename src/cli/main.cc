@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "compute/kernels.h"
 #include "git_version.h"
 #include "util/error.h"
 
@@ -11,7 +12,11 @@ int main(int argc, char** argv) {
       "eventkv: serve an agent's history from a sparse event KV cache and measure what it "
       "remembers"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("eventkv ") + EVENTKV_GIT_VERSION);
+  app.set_version_flag("--version", [] {
+    return std::string("eventkv ") + EVENTKV_GIT_VERSION +
+           "\nkernels: " + eventkv::compute::kernels().isa +
+           "\nbuild: " + eventkv::compute::build_description();
+  });
   eventkv::cli::add_inspect_command(app);
   eventkv::cli::add_make_test_model_command(app);
   eventkv::cli::add_tokenize_command(app);

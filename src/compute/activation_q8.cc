@@ -8,8 +8,6 @@
 namespace eventkv::compute {
 namespace {
 
-typedef int8_t v16i8 __attribute__((vector_size(16)));
-
 // Adding and subtracting 1.5 * 2^23 rounds an f32 of magnitude below 2^22 to
 // the nearest integer (ties to even), with no conversion instruction.
 constexpr float kRoundingShift = 12582912.0f;
@@ -29,8 +27,8 @@ Q8Activations quantize_activations(const float* x, int64_t n, int64_t block) {
     v16f amax{};
     for (int64_t i = 0; i < block; i += kLanes) {
       const v16f v = load16(xb + i);
-      const v16f magnitude = v < 0.0f ? -v : v;
-      amax = magnitude > amax ? magnitude : amax;
+      const v16f magnitude = select(v < 0.0f, -v, v);
+      amax = select(magnitude > amax, magnitude, amax);
     }
     const float d = hmax(amax) / 127.0f;
     const float inverse = d > 0.0f ? 1.0f / d : 0.0f;
@@ -39,8 +37,8 @@ Q8Activations quantize_activations(const float* x, int64_t n, int64_t block) {
       // |x| * inverse <= 127 up to rounding, which the rounding absorbs.
       const v16f low = (load16(xb + i) * inverse + kRoundingShift) - kRoundingShift;
       const v16f high = (load16(xb + i + kLanes) * inverse + kRoundingShift) - kRoundingShift;
-      const v16i8 q_low = __builtin_convertvector(__builtin_convertvector(low, v16i), v16i8);
-      const v16i8 q_high = __builtin_convertvector(__builtin_convertvector(high, v16i), v16i8);
+      const v16i8 q_low = to_i8(to_i32(low));
+      const v16i8 q_high = to_i8(to_i32(high));
       std::memcpy(out.q.data() + b * block + i, &q_low, sizeof(q_low));
       std::memcpy(out.q.data() + b * block + i + kLanes, &q_high, sizeof(q_high));
       out.sums32[(b * block + i) / 32] = d * hsum(low + high);

@@ -130,8 +130,7 @@ TileMask tile_mask(const Tile& tile, int32_t visible, int32_t position, int64_t 
   // Positions ascend along the tile, so its first key is the oldest.
   mask.all = visible >= kTileKeys && (window <= 0 || position - tile.positions[0] < window);
   if (mask.all) return mask;
-  const v16i index = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  mask.lanes = index < visible;
+  mask.lanes = lane_index() < visible;
   if (window > 0) {
     v16i positions;
     std::memcpy(&positions, tile.positions, sizeof(positions));
@@ -146,7 +145,7 @@ TileMask tile_mask(const Tile& tile, int32_t visible, int32_t position, int64_t 
 v16f weigh_tile(const AttentionShape& s, v16f dots, const TileMask& mask, Partial& part,
                 bool& fresh) {
   v16f scores = dots * s.scale;
-  if (!mask.all) scores = mask.lanes ? scores : splat16(kNoKey);
+  if (!mask.all) scores = select(mask.lanes, scores, splat16(kNoKey));
   const float tile_max = hmax(scores);
   fresh = part.max == kNoKey;
   if (tile_max == kNoKey) return v16f{};
@@ -155,7 +154,7 @@ v16f weigh_tile(const AttentionShape& s, v16f dots, const TileMask& mask, Partia
     scale_acc(part.acc, std::exp(part.max - new_max), partial_width(s));
   part.max = new_max;
   v16f weights = exp16(scores - new_max);
-  if (!mask.all) weights = mask.lanes ? weights : splat16(0.0f);
+  if (!mask.all) weights = select(mask.lanes, weights, v16f{});
   float* sums = part.acc + s.head_dim_v;
   store16(sums, fresh ? weights : load16(sums) + weights);
   return weights;

@@ -45,16 +45,6 @@ void check_batch(const ModelConfig& c, const KvStorage& kv, const ForwardBatch& 
   }
 }
 
-RopeParams rope_for(const ModelConfig& c, bool local) {
-  RopeParams p;
-  p.pairing =
-      c.rope_type == model::RopeType::kNorm ? RopePairing::kAdjacent : RopePairing::kHalfSplit;
-  p.n_rot = c.n_rot;
-  p.freq_base = local ? c.rope_freq_base_local : c.rope_freq_base;
-  p.freq_scale = local ? 1.0f : c.rope_freq_scale;
-  return p;
-}
-
 void add_bias(std::vector<float>& rows, const std::vector<float>& bias, int64_t n) {
   if (bias.empty()) return;
   const auto width = static_cast<int64_t>(bias.size());
@@ -108,7 +98,7 @@ void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const
   add_bias(a.k, w.bk, n);
   add_bias(a.v, w.bv, n);
   const bool local = c.is_local_layer(il);
-  const RopeParams rope = rope_for(c, local);
+  const RopeParams rope = layer_rope(c, il);
   shape_heads(c, w.q_norm, rope, rope_table, a.q.data(), n, c.n_head, pool);
   shape_heads(c, w.k_norm, rope, rope_table, a.k.data(), n, c.n_head_kv, pool);
   const int32_t* cells = b.cells.data() + step.first_row;
@@ -199,9 +189,9 @@ void run_step(const model::Model& model, KvStorage& kv, const ForwardBatch& b, c
   Activations a(c, step.n);
   embed(model, b.tokens.data() + step.first_row, step.n, a);
   const int32_t* positions = b.positions.data() + step.first_row;
-  const RopeTable global_table = make_rope_table(rope_for(c, false), positions, step.n);
+  const RopeTable global_table = make_rope_table(rope_params(c, false), positions, step.n);
   RopeTable local_table;
-  if (c.sliding_window > 0) local_table = make_rope_table(rope_for(c, true), positions, step.n);
+  if (c.sliding_window > 0) local_table = make_rope_table(rope_params(c, true), positions, step.n);
   for (int64_t il = 0; il < c.n_layer; ++il) {
     attention_block(model, il, kv, b, step, c.is_local_layer(il) ? local_table : global_table, a,
                     pool, precision);
@@ -230,10 +220,6 @@ std::vector<float> forward(const model::Model& model, KvStorage& kv, const Forwa
     run_step(model, kv, batch, step, pool, precision, logits);
   }
   return logits;
-}
-
-RopeParams layer_rope(const model::ModelConfig& config, int64_t il) {
-  return rope_for(config, config.is_local_layer(il));
 }
 
 }  // namespace eventkv::compute

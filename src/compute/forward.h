@@ -41,8 +41,4 @@ std::vector<float> forward(const model::Model& model, KvStorage& kv, const Forwa
                            ThreadPool& pool,
                            ActivationPrecision precision = ActivationPrecision::kF32);
 
-// RoPE of layer il: local (sliding-window) layers use their own base and no
-// scaling.
-RopeParams layer_rope(const model::ModelConfig& config, int64_t il);
-
 }  // namespace eventkv::compute

@@ -15,10 +15,19 @@
 namespace eventkv::compute {
 namespace {
 
-using model::kPanelDepth;            // a multiple of every block size
-using model::kPanelRows;             // two vectors of outputs
-constexpr int64_t kPanelTokens = 6;  // tokens per micro-kernel call
-constexpr int64_t kDotRows = 4;      // rows per fused dot call (few tokens)
+using model::kPanelDepth;  // a multiple of every block size
+using model::kPanelRows;   // two vectors of outputs
+// Tokens per micro-kernel call: as many as keep the accumulators (two
+// vectors of outputs per token) and a panel row in vector registers.
+#if defined(__AVX512F__)
+constexpr int64_t kPanelTokens = 6;  // 12 + 2 of 32 zmm
+#elif defined(__AVX2__)
+constexpr int64_t kPanelTokens = 3;  // 12 + 4 of 16 ymm
+#else
+constexpr int64_t kPanelTokens = 1;  // 8 + 8 of 16 xmm
+#endif
+constexpr int64_t kDotRows = 4;    // rows per fused dot call (few tokens)
+constexpr int64_t kFewTokens = 3;  // below this many tokens, fused dots (matmul.h)
 
 // Few tokens: each weight is used n_tokens times, so fused per-row dot
 // products beat dequantizing into panels. dot(t, r, rows, out) writes token
@@ -174,7 +183,7 @@ void matvec_int8(const WeightView& w, const float* x, int64_t n_tokens, float* y
 
 void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool,
             ActivationPrecision precision) {
-  if (n_tokens >= kPanelTokens / 2) {
+  if (n_tokens >= kFewTokens) {
     pool.parallel_for(
         w.n_out, [&](int64_t begin, int64_t end) { matmul_rows(w, x, n_tokens, y, begin, end); },
         kPanelRows);

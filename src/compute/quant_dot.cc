@@ -12,7 +12,8 @@ namespace {
 
 // sum_j q[j] x[j] for 32 4-bit quants: low nibbles pair with x[0..15], high
 // nibbles with x[16..31] (the Q4_0/Q4_1/Q5 layout); `high_*` add fifth bits.
-v16f nibbles_times_x(const uint8_t* qs, const float* x, v16f high_lo, v16f high_hi) {
+[[gnu::always_inline]] inline v16f nibbles_times_x(const uint8_t* qs, const float* x, v16f high_lo,
+                                                   v16f high_hi) {
   const v16u8 q = load16_u8(qs);
   return (u8_to_f32(q & 15) + high_lo) * load16(x) + (u8_to_f32(q >> 4) + high_hi) * load16(x + 16);
 }
@@ -42,13 +43,13 @@ struct Q4_1Block {
 };
 
 // The fifth bits of a Q5 block as 0/16 per lane, for lanes 0..15 and 16..31.
-void fifth_bits(const uint8_t* qh_bytes, v16f* lo, v16f* hi) {
+[[gnu::always_inline]] inline void fifth_bits(const uint8_t* qh_bytes, v16f* lo, v16f* hi) {
   uint32_t qh;
   std::memcpy(&qh, qh_bytes, sizeof(qh));
-  const v16i lanes = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const v16i lanes = lane_index();
   const v16i bits = v16i{} + static_cast<int32_t>(qh);
-  *lo = __builtin_convertvector(((bits >> lanes) & 1) << 4, v16f);
-  *hi = __builtin_convertvector(((bits >> (lanes + 16)) & 1) << 4, v16f);
+  *lo = to_f32(((bits >> lanes) & 1) << 4);
+  *hi = to_f32(((bits >> (lanes + 16)) & 1) << 4);
 }
 
 template <bool kHasMin>

@@ -20,8 +20,8 @@ typedef int16_t v16i16 __attribute__((vector_size(32)));
 typedef uint16_t v16u16 __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 typedef float v8f __attribute__((vector_size(32)));
-typedef int8_t v16i8 __attribute__((vector_size(16)));
 typedef uint8_t v8u8 __attribute__((vector_size(8)));
+typedef uint8_t v4u8 __attribute__((vector_size(4)));
 
 v32u8 load32_u8(const uint8_t* p) {
   v32u8 v;
@@ -109,27 +109,32 @@ v8i dot_i8(v32i8 w, v32i8 x) {
 #endif
 
 // The 32 4-bit quants of a Q4/Q5 block: low nibbles are values 0..15, high
-// nibbles values 16..31. The 16 bytes go to both halves of the register and
-// the upper half shifts by 4 (one vpsrlvw where AVX-512 has it).
+// nibbles values 16..31, each half shifted in 16 bytes and then joined (a
+// variable shift of the joined register needs AVX-512BW; GCC scalarizes it
+// elsewhere).
 v32u8 nibbles32(const uint8_t* qs) {
   const v16u8 q = load16_u8(qs);
-  const v32u8 both =
-      __builtin_shufflevector(q, q, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2,
-                              3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const v16u16 shifts = {0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4};
-  return reinterpret_cast<v32u8>(reinterpret_cast<v16u16>(both) >> shifts) & 15;
+  const v16u8 low = q & 15;
+  const v16u8 high = q >> 4;
+  return __builtin_shufflevector(low, high, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
 }
 
 // 16 in every byte whose bit is set in a Q5 block's 32-bit qh: the fifth bits.
 v32u8 fifth_bits32(const uint8_t* qh_bytes) {
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
   uint32_t qh;
   std::memcpy(&qh, qh_bytes, sizeof(qh));
-#if defined(__AVX512BW__) && defined(__AVX512VL__)
   return reinterpret_cast<v32u8>(_mm256_maskz_set1_epi8(qh, 16));
 #else
-  v32u8 bits{};
-  for (int i = 0; i < 32; ++i) bits[i] = ((qh >> i) & 1u) << 4;
-  return bits;
+  // Byte i holds qh's byte i / 8, then keeps bit i % 8.
+  v4u8 qh;
+  std::memcpy(&qh, qh_bytes, sizeof(qh));
+  const v32u8 spread = __builtin_shufflevector(qh, qh, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1,
+                                               1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const v32u8 bit = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128,
+                     1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  return reinterpret_cast<v32u8>((spread & bit) == bit) & 16;
 #endif
 }
 

@@ -4,6 +4,20 @@
 
 namespace eventkv::compute {
 
+RopeParams rope_params(const model::ModelConfig& config, bool local) {
+  RopeParams p;
+  p.pairing =
+      config.rope_type == model::RopeType::kNorm ? RopePairing::kAdjacent : RopePairing::kHalfSplit;
+  p.n_rot = config.n_rot;
+  p.freq_base = local ? config.rope_freq_base_local : config.rope_freq_base;
+  p.freq_scale = local ? 1.0f : config.rope_freq_scale;
+  return p;
+}
+
+RopeParams layer_rope(const model::ModelConfig& config, int64_t il) {
+  return rope_params(config, config.is_local_layer(il));
+}
+
 RopeTable make_rope_table(const RopeParams& params, const int32_t* positions, int64_t n_positions) {
   const int64_t half = params.n_rot / 2;
   RopeTable table;

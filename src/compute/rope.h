@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/config.h"
+
 namespace eventkv::compute {
 
 enum class RopePairing { kAdjacent, kHalfSplit };  // (2i, 2i+1) or (i, i + n_rot/2)
@@ -22,6 +24,11 @@ struct RopeTable {
   std::vector<float> cos;
   std::vector<float> sin;
 };
+
+// RoPE of a model's global or local (sliding-window) layers: local layers use
+// their own base and no scaling.
+RopeParams rope_params(const model::ModelConfig& config, bool local);
+RopeParams layer_rope(const model::ModelConfig& config, int64_t il);
 
 RopeTable make_rope_table(const RopeParams& params, const int32_t* positions, int64_t n_positions);
 
