@@ -20,31 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& options) {
-  const auto wanted = [](const auto& list, const auto& value) {
-    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
-  };
-  std::vector<Cell> cells;
-  for (const Cell& cell : scenario_cells(scenario)) {
-    if (wanted(options.constructions, cell.construction) &&
-        wanted(options.distances, cell.distance))
-      cells.push_back(cell);
-  }
-  for (const std::string& id : options.constructions) {
-    if (std::none_of(cells.begin(), cells.end(),
-                     [&](const Cell& c) { return c.construction == id; })) {
-      fail("scenario '", scenario.name, "' has no construction '", id, "'");
-    }
-  }
-  for (const int distance : options.distances) {
-    if (std::none_of(cells.begin(), cells.end(),
-                     [&](const Cell& c) { return c.distance == distance; })) {
-      fail("scenario '", scenario.name, "' has no filler distance ", distance);
-    }
-  }
-  return cells;
-}
-
 // The cells of one construction, by ascending distance: a pair drawn at a
 // shorter distance is the leading part of the same pair at a longer one, so
 // the chain is computed once (run_conditions_nested).
@@ -121,6 +96,31 @@ store::RunRecord run_record(const kv::Engine& engine, const std::string& model_p
 }
 
 }  // namespace
+
+std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& options) {
+  const auto wanted = [](const auto& list, const auto& value) {
+    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+  };
+  std::vector<Cell> cells;
+  for (const Cell& cell : scenario_cells(scenario)) {
+    if (wanted(options.constructions, cell.construction) &&
+        wanted(options.distances, cell.distance))
+      cells.push_back(cell);
+  }
+  for (const std::string& id : options.constructions) {
+    if (std::none_of(cells.begin(), cells.end(),
+                     [&](const Cell& c) { return c.construction == id; })) {
+      fail("scenario '", scenario.name, "' has no construction '", id, "'");
+    }
+  }
+  for (const int distance : options.distances) {
+    if (std::none_of(cells.begin(), cells.end(),
+                     [&](const Cell& c) { return c.distance == distance; })) {
+      fail("scenario '", scenario.name, "' has no filler distance ", distance);
+    }
+  }
+  return cells;
+}
 
 std::string outcome_summary(const RunOutcome& outcome) {
   std::string summary = std::to_string(outcome.pairs_computed) + " pairs in " +
@@ -240,15 +240,19 @@ std::vector<store::LandingRow> landing_rows(int64_t pair_index, int stage,
 
 }  // namespace
 
+Cell landing_cell(const Scenario& scenario, const LandingRunOptions& options) {
+  RunOptions wanted;
+  if (!options.construction.empty()) wanted.constructions = {options.construction};
+  if (options.distance >= 0) wanted.distances = {options.distance};
+  return selected_cells(scenario, wanted).front();
+}
+
 RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario& scenario,
                        store::ResultsDb& db, const LandingRunOptions& options,
                        const std::atomic<bool>& interrupted) {
   const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(engine->model().file());
   const tokenizer::Tokenizer& tok = engine->model().tokenizer();
-  RunOptions wanted;
-  if (!options.construction.empty()) wanted.constructions = {options.construction};
-  if (options.distance >= 0) wanted.distances = {options.distance};
-  const Cell cell = selected_cells(scenario, wanted).front();
+  const Cell cell = landing_cell(scenario, options);
   store::LandingRunRecord record;
   record.model_name = model_display_name(engine->model().file().name());
   record.model_fingerprint = str_cat(std::hex, engine->model().fingerprint());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kv/engine.h"
+#include "probe/pairs.h"
 #include "probe/scenario.h"
 #include "store/results_db.h"
 
@@ -41,6 +42,10 @@ struct RunOutcome {
   bool already_complete = false;  // --resume found it finished: nothing computed or changed
 };
 
+// The cells of `scenario` that options.constructions and options.distances
+// select (empty: every one); throws Error naming one the scenario lacks.
+std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& options);
+
 // The one-line summary the CLI prints: "12 pairs in 3.4 s", followed by
 // " (already complete: nothing computed)" or " (INVALID: ...)" when so.
 std::string outcome_summary(const RunOutcome& outcome);
@@ -61,6 +66,10 @@ struct LandingRunOptions {
   int64_t kv_cells = kDefaultKvCells;
   std::string git_version = "unknown";
 };
+
+// The cell a landing analysis looks at; throws Error naming a construction or
+// distance the scenario lacks.
+Cell landing_cell(const Scenario& scenario, const LandingRunOptions& options);
 
 // The landing analysis of one cell (probe/landing.h) into the results
 // database: every pair's full margin and event shifts, then, for the roots

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <vector>
 
@@ -65,6 +66,9 @@ TEST(Sampler, RefusesBadParameters) {
   EXPECT_THROW(Sampler({.top_k = -1}), Error);
   EXPECT_THROW(Sampler({.top_p = 1.5f}), Error);
   EXPECT_THROW(Sampler({.min_p = -0.1f}), Error);
+  EXPECT_THROW(Sampler({.temperature = -1.0f}), Error);
+  EXPECT_THROW(Sampler({.temperature = std::nanf("")}), Error);
+  EXPECT_THROW(Sampler({.temperature = INFINITY}), Error);
 }
 
 }  // namespace
