@@ -95,6 +95,35 @@ store::RunRecord run_record(const kv::Engine& engine, const std::string& model_p
   return run;
 }
 
+// --resume continues the newest run of the same model, scenario file, pair
+// count and shard. When there is none but an unfinished run of the same
+// scenario name differs in the file or the pair count, say what differs
+// instead of silently starting a new run beside it.
+void check_resumable(store::ResultsDb& db, const store::RunRecord& record) {
+  const std::vector<store::RunRecord> runs = db.runs();
+  const auto same_shard = [&](const store::RunRecord& run) {
+    return run.model_fingerprint == record.model_fingerprint &&
+           run.scenario_name == record.scenario_name && run.shard_index == record.shard_index &&
+           run.shard_count == record.shard_count;
+  };
+  for (const store::RunRecord& run : runs) {
+    if (same_shard(run) && run.scenario_hash == record.scenario_hash && run.seed == record.seed &&
+        run.n_pairs == record.n_pairs)
+      return;
+  }
+  for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
+    if (!same_shard(*run) || run->status == "complete") continue;
+    const std::string which = str_cat("--resume: run ", run->id, " of '", run->scenario_name,
+                                      "' on ", run->model_name, " (", run->status, ") ");
+    if (run->scenario_hash != record.scenario_hash || run->seed != record.seed) {
+      fail(which, "was started from another version of the scenario file; run without --resume ",
+           "to start a new run");
+    }
+    fail(which, "was started with ", run->n_pairs, " pairs per cell, not ", record.n_pairs,
+         "; resume it with --pairs ", run->n_pairs, ", or run without --resume to start a new run");
+  }
+}
+
 }  // namespace
 
 std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& options) {
@@ -143,6 +172,7 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
   const int n_pairs = options.pairs > 0 ? options.pairs : scenario.pairs;
   RunOutcome outcome;
   const store::RunRecord record = run_record(*engine, model_path, scenario, options, n_pairs);
+  if (options.resume) check_resumable(db, record);
   const store::OpenedRun opened = db.open_run(record, options.resume);
   outcome.run_id = opened.id;
   outcome.already_complete = opened.complete;
@@ -156,6 +186,14 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
   Progress progress(scenario.name + " / " + record.model_name, total, "pairs");
   Stopwatch timer(outcome.seconds);
   int64_t done = 0;
+  // Two processes resuming one run compute the same pairs; the second to
+  // store one stops, without marking the run that the first goes on with.
+  bool another_process = false;
+  const auto stored_by_another = [&](int64_t index, const Cell& cell) {
+    another_process =
+        db.stored_pairs(outcome.run_id).count({index, cell.construction, cell.distance}) > 0;
+    return another_process;
+  };
   const auto store = [&](const TokenizedPair& pair, const Cell& cell, const PairScores& scores) {
     if (!scores.local_identical) {
       outcome.invalid = true;
@@ -164,7 +202,17 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
           "\neventkv: error: %s pair %lld: sparse-local served different scores to A and B\n",
           scenario.name.c_str(), static_cast<long long>(pair.texts.index));
     }
-    db.store_pair(outcome.run_id, pair_record(pair, cell, scores));
+    try {
+      db.store_pair(outcome.run_id, pair_record(pair, cell, scores));
+    } catch (const Error&) {
+      if (stored_by_another(pair.texts.index, cell)) {
+        fail("run ", outcome.run_id, " in ", db.database().path(), ": pair ", pair.texts.index,
+             " of cell ", cell.construction.empty() ? "-" : cell.construction, "/", cell.distance,
+             " was stored meanwhile by another process: another --resume of this run is ",
+             "running; this one stops and leaves the run to it");
+      }
+      throw;
+    }
     ++outcome.pairs_computed;
     progress.update(++done);
   };
@@ -202,7 +250,7 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
     }
   } catch (const std::exception&) {
     timer.stop();
-    db.finish_run(outcome.run_id, "failed", outcome.seconds);
+    if (!another_process) db.finish_run(outcome.run_id, "failed", outcome.seconds);
     throw;
   }
   progress.finish();
