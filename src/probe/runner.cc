@@ -154,6 +154,9 @@ std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& opt
 std::string outcome_summary(const RunOutcome& outcome) {
   std::string summary = std::to_string(outcome.pairs_computed) + " pairs in " +
                         report::format_fixed(outcome.seconds, 1) + " s";
+  // "8 pairs" for --pairs 4 is not a miscount: a pair counts once per cell.
+  if (outcome.cells > 1)
+    summary += " (over " + std::to_string(outcome.cells) + " cells; --pairs counts pairs per cell)";
   if (outcome.invalid) return summary + " (INVALID: sparse-local moved pairs)";
   if (outcome.already_complete) return summary + " (already complete: nothing computed)";
   return summary;
@@ -175,6 +178,7 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
   if (options.resume) check_resumable(db, record);
   const store::OpenedRun opened = db.open_run(record, options.resume);
   outcome.run_id = opened.id;
+  outcome.cells = static_cast<int64_t>(cells.size());
   outcome.already_complete = opened.complete;
   if (opened.complete) return outcome;
   const auto stored = db.stored_pairs(outcome.run_id);

@@ -35,7 +35,8 @@ struct RunOptions {
 
 struct RunOutcome {
   int64_t run_id = 0;
-  int64_t pairs_computed = 0;  // this time (resumed pairs not counted)
+  int64_t pairs_computed = 0;  // this time, once per cell (resumed pairs not counted)
+  int64_t cells = 1;           // of the run: --pairs counts pairs per cell
   double seconds = 0.0;
   bool interrupted = false;
   bool invalid = false;           // sparse-local moved some pair: a bug
@@ -46,8 +47,9 @@ struct RunOutcome {
 // select (empty: every one); throws Error naming one the scenario lacks.
 std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& options);
 
-// The one-line summary the CLI prints: "12 pairs in 3.4 s", followed by
-// " (already complete: nothing computed)" or " (INVALID: ...)" when so.
+// The one-line summary the CLI prints: "12 pairs in 3.4 s", then " (over 4
+// cells ...)" when the run has several, and " (already complete: nothing
+// computed)" or " (INVALID: ...)" when so.
 std::string outcome_summary(const RunOutcome& outcome);
 
 // `interrupted` is polled between pairs. A progress line shows on a terminal.

@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "sampling/generate.h"
 #include "sampling/sampler.h"
 #include "util/error.h"
 
@@ -69,6 +70,15 @@ TEST(Sampler, RefusesBadParameters) {
   EXPECT_THROW(Sampler({.temperature = -1.0f}), Error);
   EXPECT_THROW(Sampler({.temperature = std::nanf("")}), Error);
   EXPECT_THROW(Sampler({.temperature = INFINITY}), Error);
+}
+
+// Generation that stops inside a character ends on U+FFFD, never on a
+// broken UTF-8 sequence; whole text is kept as it is.
+TEST(Generate, EndsOnWholeCharacters) {
+  EXPECT_EQ("price 3\xE2\x82\xAC", with_whole_characters("price 3\xE2\x82\xAC"));
+  EXPECT_EQ("price 3\xEF\xBF\xBD", with_whole_characters("price 3\xE2\x82"));
+  EXPECT_EQ("\xEF\xBF\xBD", with_whole_characters("\xF0\x9F\x98"));
+  EXPECT_EQ("ok", with_whole_characters("ok"));
 }
 
 }  // namespace
