@@ -72,7 +72,8 @@ void add_model_options(CLI::App* cmd, ModelOptions& options) {
   cmd->add_option("-m,--model", options.model, "GGUF model file")->required();
   add_threads_option(cmd, options);
   cmd->add_option("-c,--ctx", options.n_ctx,
-                  "context size in tokens (default: 4096 or the trained context)")
+                  "context size in tokens (default: 4096 or the trained context, whichever is "
+                  "smaller; history: the trained context)")
       ->check(at_least(1));
 }
 
