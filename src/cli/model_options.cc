@@ -43,19 +43,6 @@ std::string trained_context(const std::string& model, int64_t trained) {
   return str_cat(model, "'s trained context of ", trained, " tokens");
 }
 
-CLI::Validator integer_check(int64_t minimum, int64_t maximum) {
-  const std::string range = maximum == std::numeric_limits<int64_t>::max()
-                                ? str_cat(">= ", minimum)
-                                : str_cat("from ", minimum, " to ", maximum);
-  return {[minimum, maximum, range](const std::string& text) {
-            int64_t value = 0;
-            if (CLI::detail::lexical_cast(text, value) && value >= minimum && value <= maximum)
-              return std::string();
-            return str_cat("must be an integer ", range, ", not '", text, "'");
-          },
-          range};
-}
-
 // -t: 0 (every core) up to the machine's hardware threads. More threads than
 // that only slow every parallel loop down (each loop waits for its slowest
 // thread, and idle workers spin), 30 to 80 times at -t 1000: refused.
@@ -162,11 +149,20 @@ void check_models(const std::vector<std::string>& paths, const ModelOptions& opt
 }
 
 CLI::Validator at_least(int64_t minimum) {
-  return integer_check(minimum, std::numeric_limits<int64_t>::max());
+  return in_range(minimum, std::numeric_limits<int64_t>::max());
 }
 
 CLI::Validator in_range(int64_t minimum, int64_t maximum) {
-  return integer_check(minimum, maximum);
+  const std::string range = maximum == std::numeric_limits<int64_t>::max()
+                                ? str_cat(">= ", minimum)
+                                : str_cat("from ", minimum, " to ", maximum);
+  return {[minimum, maximum, range](const std::string& text) {
+            int64_t value = 0;
+            if (CLI::detail::lexical_cast(text, value) && value >= minimum && value <= maximum)
+              return std::string();
+            return str_cat("must be an integer ", range, ", not '", text, "'");
+          },
+          range};
 }
 
 void usage_error(const std::string& option, const std::string& problem) {
