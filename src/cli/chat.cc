@@ -58,6 +58,10 @@ void run(const ChatOptions& options) {
         sampling::generate(context, tok, fresh, options.params,
                            [](std::string_view piece) { std::cout << piece << std::flush; });
     std::cout << "\n";
+    if (reply.reason == sampling::StopReason::kMaxTokens) {
+      std::fprintf(stderr, "[reply cut at %d tokens; -n sets the limit]\n",
+                   options.params.max_tokens);
+    }
     in_context = chat.ids;
     in_context.insert(in_context.end(), reply.tokens.begin(), reply.tokens.end());
     if (reply.reason == sampling::StopReason::kContextFull) {

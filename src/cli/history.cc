@@ -107,6 +107,8 @@ void run(const HistoryOptions& options) {
   if (!options.evict.empty()) file.evict = options.evict;
   file.local = file.local || options.local;
   const auto engine = load_engine(options.model);
+  const int64_t n_ctx =
+      context_size(options.model, engine->model(), engine->model().config().n_ctx_train);
   const tokenizer::Tokenizer& tok = engine->model().tokenizer();
   const tokenizer::ChatFormat format = options.format.empty()
                                            ? tokenizer::ChatFormat::detect(engine->model().file())
@@ -116,6 +118,14 @@ void run(const HistoryOptions& options) {
       events::render_query(format, tok, file.question, file.answer_prefix, file.candidates);
   size_t n_tokens = query.prompt.size();
   for (const auto& e : rendered) n_tokens += e.tokens.size();
+  size_t longest_candidate = 0;
+  for (const auto& c : query.candidates) longest_candidate = std::max(longest_candidate, c.size());
+  // The history's positions run to the end of the longest candidate: refused
+  // beyond -c (default: the trained context) before anything is computed.
+  if (static_cast<int64_t>(n_tokens + longest_candidate) > n_ctx) {
+    fail(options.file, ": the history and its query take ", n_tokens + longest_candidate,
+         " tokens, more than the context of ", n_ctx, " (-c; at most the model's trained context)");
+  }
   auto arena = std::make_shared<kv::KvArena>(
       engine->model().config(), static_cast<int64_t>(n_tokens + 256), compute::KvType::kF32);
   kv::EventKV history(engine, arena);

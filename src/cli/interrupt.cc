@@ -7,9 +7,12 @@ namespace {
 
 std::atomic<bool> g_interrupted{false};
 
+// Ctrl-C, and SIGTERM: what timeout, Slurm and Kubernetes send to stop a job.
+constexpr int kStopSignals[] = {SIGINT, SIGTERM};
+
 void on_interrupt(int) {
   g_interrupted = true;
-  std::signal(SIGINT, SIG_DFL);
+  for (const int signal : kStopSignals) std::signal(signal, SIG_DFL);
 }
 
 }  // namespace
@@ -20,11 +23,11 @@ const std::atomic<bool>& interrupted() {
 
 InterruptGuard::InterruptGuard() {
   g_interrupted = false;
-  std::signal(SIGINT, on_interrupt);
+  for (const int signal : kStopSignals) std::signal(signal, on_interrupt);
 }
 
 InterruptGuard::~InterruptGuard() {
-  std::signal(SIGINT, SIG_DFL);
+  for (const int signal : kStopSignals) std::signal(signal, SIG_DFL);
 }
 
 }  // namespace eventkv::cli

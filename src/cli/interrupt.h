@@ -1,5 +1,6 @@
-// Ctrl-C for long commands: the first one sets a flag that the work polls
-// between units (so nothing finished is lost); a second one stops at once.
+// Ctrl-C (SIGINT) or SIGTERM for long commands: the first one sets a flag
+// that the work polls between units (so nothing finished is lost); a second
+// one stops at once.
 #pragma once
 
 #include <atomic>

@@ -46,12 +46,18 @@ void print_map(const report::LandingMap& map) {
 
 void run(const LandingCliOptions& options) {
   const probe::Scenario scenario = probe::load_scenario(options.scenario);
+  try {
+    probe::landing_cell(scenario, options.run);
+  } catch (const Error& e) {
+    usage_error(options.scenario, e.what());
+  }
+  check_models({options.model.model}, options.model);
   const std::shared_ptr<kv::Engine> engine = load_engine(options.model);
-  store::ResultsDb db(options.db);
-  const InterruptGuard guard;
   probe::LandingRunOptions run_options = options.run;
   run_options.git_version = EVENTKV_GIT_VERSION;
-  run_options.kv_cells = kv_cells(options.model);
+  run_options.kv_cells = kv_cells(options.model, engine->model());
+  store::ResultsDb db(options.db);
+  const InterruptGuard guard;
   const probe::RunOutcome outcome =
       probe::run_landing(engine, scenario, db, run_options, interrupted());
   if (outcome.interrupted)
@@ -72,7 +78,8 @@ void add_landing_command(CLI::App& app) {
   cmd->add_option("-m,--model", options->model.model, "GGUF model file")->required();
   add_experiment_model_options(cmd, options->model);
   add_panel_option(cmd, options->model);
-  cmd->add_option("--pairs", options->run.pairs, "donor pairs to analyse")->check(at_least(1));
+  cmd->add_option("--pairs", options->run.pairs, "donor pairs to analyse")
+      ->check(in_range(1, probe::kMaxPairs));
   cmd->add_option("--construction", options->run.construction,
                   "construction id (default: the scenario's first)");
   cmd->add_option("--distance", options->run.distance,

@@ -31,8 +31,10 @@ void add_precision_option(CLI::App* cmd, compute::ActivationPrecision& precision
 // cells one pair's histories share (default probe::kDefaultKvCells).
 void add_experiment_model_options(CLI::App* cmd, ModelOptions& options);
 
-// -c of an experiment command, or probe::kDefaultKvCells.
-int64_t kv_cells(const ModelOptions& options);
+// -c of an experiment command, or probe::kDefaultKvCells. Refused (a usage
+// error) beyond the model's trained context (or the default, when that is
+// larger) or when the KV rows would not fit in memory.
+int64_t kv_cells(const ModelOptions& options, const model::Model& model);
 
 // For the experiment commands: weights dequantized once at load (faster
 // prefill, ~4 bytes per weight) unless --low-memory.
@@ -42,15 +44,25 @@ void add_panel_option(CLI::App* cmd, ModelOptions& options);
 std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options);
 
 // Loads each model once (weights mapped, not copied) and lets it go, so a
-// bad path or an unsupported file fails before a results database is made
-// or an hour of another model's pairs is computed.
-void check_models(const std::vector<std::string>& paths);
+// bad path, an unsupported file or a -c it cannot take fails before a
+// results database is made or an hour of another model's pairs is computed.
+void check_models(const std::vector<std::string>& paths, const ModelOptions& options);
 
 // An integer option's check that says what it wants ("must be an integer >=
 // 1, not '0'"): CLI11's PositiveNumber names its range as 0 to 1.8e308.
 CLI::Validator at_least(int64_t minimum);
+// The same for a bounded option ("must be an integer from 1 to 1000000").
+CLI::Validator in_range(int64_t minimum, int64_t maximum);
 
-// The context size to use: -c, or its default for this model.
-int64_t context_size(const ModelOptions& options, const model::Model& model);
+// A bad command line found after parsing (it needs the model, say): one line
+// naming the option, exit code 2 like a parse error.
+[[noreturn]] void usage_error(const std::string& option, const std::string& problem);
+
+// The context size of generate, chat and history: -c, or `fallback` tokens
+// (at most the trained context). Refused (a usage error) beyond the model's
+// trained context or when its KV rows would not fit in memory.
+inline constexpr int64_t kDefaultContext = 4096;
+int64_t context_size(const ModelOptions& options, const model::Model& model,
+                     int64_t fallback = kDefaultContext);
 
 }  // namespace eventkv::cli

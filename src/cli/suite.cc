@@ -92,7 +92,7 @@ void run(const SuiteOptions& options) {
   std::vector<probe::Scenario> scenarios;
   for (const std::string& file : scenario_files(options.scenarios))
     scenarios.push_back(probe::load_scenario(file));
-  check_models(options.models);
+  check_models(options.models, options.model);
   store::ResultsDb db(options.db);
   const InterruptGuard guard;
   const auto started = std::chrono::steady_clock::now();
@@ -100,12 +100,13 @@ void run(const SuiteOptions& options) {
     ModelOptions model_options = options.model;
     model_options.model = model_path;
     const auto engine = load_engine(model_options);
+    const int64_t cells = kv_cells(model_options, engine->model());
     for (const probe::Scenario& scenario : scenarios) {
       probe::RunOptions run;
       run.pairs = options.pairs > 0 ? options.pairs : (options.quick ? kQuickPairs : 0);
       if (options.quick) run.distances = quick_distances(scenario.distances);
       run.resume = options.resume;
-      run.kv_cells = kv_cells(options.model);
+      run.kv_cells = cells;
       run.git_version = EVENTKV_GIT_VERSION;
       const probe::RunOutcome outcome =
           probe::run_scenario(engine, model_path, scenario, db, run, interrupted());
@@ -120,7 +121,7 @@ void run(const SuiteOptions& options) {
       landing.pairs = options.quick ? kQuickLandingPairs : kLandingPairs;
       landing.construction = construction;
       landing.resume = options.resume;
-      landing.kv_cells = kv_cells(options.model);
+      landing.kv_cells = cells;
       landing.git_version = EVENTKV_GIT_VERSION;
       const probe::RunOutcome outcome =
           probe::run_landing(engine, *scenario, db, landing, interrupted());
@@ -152,7 +153,7 @@ void add_suite_command(CLI::App& app) {
   cmd->add_flag("--quick", options->quick,
                 "6 pairs per cell, 3 distances per curve, 6 landing pairs (the main job)");
   cmd->add_option("--pairs", options->pairs, "pairs per cell (default: each scenario's)")
-      ->check(at_least(1));
+      ->check(in_range(1, probe::kMaxPairs));
   cmd->add_flag("!--no-landing", options->landing, "skip the landing analysis");
   cmd->add_flag("--resume", options->resume, "continue unfinished runs");
   cmd->add_option("--db", options->db, "results database (default results/eventkv.db)");

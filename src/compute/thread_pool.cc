@@ -1,6 +1,7 @@
 #include "compute/thread_pool.h"
 
 #include <algorithm>
+#include <system_error>
 
 #include "util/error.h"
 
@@ -39,10 +40,23 @@ T wait_for_change(const std::atomic<T>& value, T old) {
 ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads) {
   if (n_threads < 1) fail("thread count must be at least 1, got ", n_threads);
   workers_.reserve(static_cast<size_t>(n_threads - 1));
-  for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 1; i < n_threads; ++i) {
+    try {
+      workers_.emplace_back([this, i] { worker_loop(i); });
+    } catch (const std::system_error& e) {
+      // A destructor does not run for a half-built pool: the threads already
+      // started must be joined here, or their std::thread ends the process.
+      stop_workers();
+      fail("cannot start thread ", i + 1, " of ", n_threads, ": ", e.what());
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {
+  stop_workers();
+}
+
+void ThreadPool::stop_workers() {
   stopping_.store(true, std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();

@@ -46,7 +46,8 @@ class FunctionRef<R(Args...)> {
 
 class ThreadPool {
  public:
-  // `n_threads` >= 1, including the caller; throws Error otherwise.
+  // `n_threads` >= 1, including the caller; throws Error otherwise, and when
+  // the system cannot start that many threads.
   explicit ThreadPool(int n_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -70,6 +71,7 @@ class ThreadPool {
 
  private:
   void worker_loop(int index);
+  void stop_workers();  // wakes every worker to return, and joins it
   void record_error(std::exception_ptr error);
 
   int n_threads_;

@@ -66,14 +66,29 @@ void draw_values(const Payload& payload, int64_t index, Rng& rng, DonorPair& pai
       static_cast<int>(std::find(candidates.begin(), candidates.end(), b) - candidates.begin());
 }
 
-bool same_tokens_but(const std::vector<kv::EventTokens>& a, const std::vector<kv::EventTokens>& b,
-                     size_t source) {
-  if (a.size() != b.size()) return false;
+// Why the two sides of a draw cannot be a donor pair ("" when they can):
+// they must be the same tokens outside the source, and the same length.
+std::string side_mismatch(const TokenizedPair& pair) {
+  const auto& a = pair.events_a;
+  const auto& b = pair.events_b;
+  const auto source = static_cast<size_t>(pair.source_event);
+  const std::string& value_a = pair.texts.candidates[static_cast<size_t>(pair.texts.value_a)];
+  const std::string& value_b = pair.texts.candidates[static_cast<size_t>(pair.texts.value_b)];
+  const auto lengths = [&](const char* what, size_t na, size_t nb) {
+    return str_cat(what, " takes ", na, " tokens with '", value_a, "' but ", nb, " with '", value_b,
+                   "'");
+  };
+  if (a[source].tokens.size() != b[source].tokens.size())
+    return lengths("the source event", a[source].tokens.size(), b[source].tokens.size());
+  if (a[source].tokens == b[source].tokens)
+    return str_cat("'", value_a, "' and '", value_b, "' give the source event the same tokens");
   for (size_t e = 0; e < a.size(); ++e) {
-    if (a[e].tokens.size() != b[e].tokens.size()) return false;
-    if (e != source && a[e].tokens != b[e].tokens) return false;
+    if (e != source && a[e].tokens != b[e].tokens)
+      return str_cat("event '", a[e].id, "' differs between '", value_a, "' and '", value_b, "'");
   }
-  return a[source].tokens != b[source].tokens;
+  if (pair.record_a.tokens.size() != pair.record_b.tokens.size())
+    return lengths("the record", pair.record_a.tokens.size(), pair.record_b.tokens.size());
+  return "";
 }
 
 }  // namespace
@@ -138,6 +153,7 @@ DonorPair draw_pair(const Scenario& scenario, const Cell& cell, int64_t index, i
 
 TokenizedPair tokenize_pair(const Scenario& scenario, const Cell& cell, int64_t index,
                             const tokenizer::ChatFormat& format, const tokenizer::Tokenizer& tok) {
+  std::string mismatch;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     TokenizedPair pair;
     pair.texts = draw_pair(scenario, cell, index, attempt);
@@ -147,13 +163,12 @@ TokenizedPair tokenize_pair(const Scenario& scenario, const Cell& cell, int64_t 
     const auto source = std::find_if(pair.events_a.begin(), pair.events_a.end(),
                                      [](const kv::EventTokens& e) { return e.id == kSourceId; });
     pair.source_event = source - pair.events_a.begin();
-    if (!same_tokens_but(pair.events_a, pair.events_b, static_cast<size_t>(pair.source_event)))
-      continue;
     pair.record_a = {"record", "system",
                      format.render_message(tok, {"system", pair.texts.record_a})};
     pair.record_b = {"record", "system",
                      format.render_message(tok, {"system", pair.texts.record_b})};
-    if (pair.record_a.tokens.size() != pair.record_b.tokens.size()) continue;
+    mismatch = side_mismatch(pair);
+    if (!mismatch.empty()) continue;
     std::vector<std::string> answers;
     for (const std::string& value : pair.texts.candidates)
       answers.push_back(fill_template(scenario.answer_format, {{"value", value}}));
@@ -165,7 +180,7 @@ TokenizedPair tokenize_pair(const Scenario& scenario, const Cell& cell, int64_t 
     return pair;
   }
   fail("scenario '", scenario.name, "': pair ", index, ": no payload draw in ", kMaxAttempts,
-       " keeps the two histories the same length outside the source");
+       " keeps the two histories the same length outside the source (the last: ", mismatch, ")");
 }
 
 }  // namespace eventkv::probe

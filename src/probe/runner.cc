@@ -20,31 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& options) {
-  const auto wanted = [](const auto& list, const auto& value) {
-    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
-  };
-  std::vector<Cell> cells;
-  for (const Cell& cell : scenario_cells(scenario)) {
-    if (wanted(options.constructions, cell.construction) &&
-        wanted(options.distances, cell.distance))
-      cells.push_back(cell);
-  }
-  for (const std::string& id : options.constructions) {
-    if (std::none_of(cells.begin(), cells.end(),
-                     [&](const Cell& c) { return c.construction == id; })) {
-      fail("scenario '", scenario.name, "' has no construction '", id, "'");
-    }
-  }
-  for (const int distance : options.distances) {
-    if (std::none_of(cells.begin(), cells.end(),
-                     [&](const Cell& c) { return c.distance == distance; })) {
-      fail("scenario '", scenario.name, "' has no filler distance ", distance);
-    }
-  }
-  return cells;
-}
-
 // The cells of one construction, by ascending distance: a pair drawn at a
 // shorter distance is the leading part of the same pair at a longer one, so
 // the chain is computed once (run_conditions_nested).
@@ -120,11 +95,68 @@ store::RunRecord run_record(const kv::Engine& engine, const std::string& model_p
   return run;
 }
 
+// --resume continues the newest run of the same model, scenario file, pair
+// count and shard. When there is none but an unfinished run of the same
+// scenario name differs in the file or the pair count, say what differs
+// instead of silently starting a new run beside it.
+void check_resumable(store::ResultsDb& db, const store::RunRecord& record) {
+  const std::vector<store::RunRecord> runs = db.runs();
+  const auto same_shard = [&](const store::RunRecord& run) {
+    return run.model_fingerprint == record.model_fingerprint &&
+           run.scenario_name == record.scenario_name && run.shard_index == record.shard_index &&
+           run.shard_count == record.shard_count;
+  };
+  for (const store::RunRecord& run : runs) {
+    if (same_shard(run) && run.scenario_hash == record.scenario_hash && run.seed == record.seed &&
+        run.n_pairs == record.n_pairs)
+      return;
+  }
+  for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
+    if (!same_shard(*run) || run->status == "complete") continue;
+    const std::string which = str_cat("--resume: run ", run->id, " of '", run->scenario_name,
+                                      "' on ", run->model_name, " (", run->status, ") ");
+    if (run->scenario_hash != record.scenario_hash || run->seed != record.seed) {
+      fail(which, "was started from another version of the scenario file; run without --resume ",
+           "to start a new run");
+    }
+    fail(which, "was started with ", run->n_pairs, " pairs per cell, not ", record.n_pairs,
+         "; resume it with --pairs ", run->n_pairs, ", or run without --resume to start a new run");
+  }
+}
+
 }  // namespace
+
+std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& options) {
+  const auto wanted = [](const auto& list, const auto& value) {
+    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+  };
+  std::vector<Cell> cells;
+  for (const Cell& cell : scenario_cells(scenario)) {
+    if (wanted(options.constructions, cell.construction) &&
+        wanted(options.distances, cell.distance))
+      cells.push_back(cell);
+  }
+  for (const std::string& id : options.constructions) {
+    if (std::none_of(cells.begin(), cells.end(),
+                     [&](const Cell& c) { return c.construction == id; })) {
+      fail("scenario '", scenario.name, "' has no construction '", id, "'");
+    }
+  }
+  for (const int distance : options.distances) {
+    if (std::none_of(cells.begin(), cells.end(),
+                     [&](const Cell& c) { return c.distance == distance; })) {
+      fail("scenario '", scenario.name, "' has no filler distance ", distance);
+    }
+  }
+  return cells;
+}
 
 std::string outcome_summary(const RunOutcome& outcome) {
   std::string summary = std::to_string(outcome.pairs_computed) + " pairs in " +
                         report::format_fixed(outcome.seconds, 1) + " s";
+  // "8 pairs" for --pairs 4 is not a miscount: a pair counts once per cell.
+  if (outcome.cells > 1)
+    summary += " (over " + std::to_string(outcome.cells) + " cells; --pairs counts pairs per cell)";
   if (outcome.invalid) return summary + " (INVALID: sparse-local moved pairs)";
   if (outcome.already_complete) return summary + " (already complete: nothing computed)";
   return summary;
@@ -143,8 +175,10 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
   const int n_pairs = options.pairs > 0 ? options.pairs : scenario.pairs;
   RunOutcome outcome;
   const store::RunRecord record = run_record(*engine, model_path, scenario, options, n_pairs);
+  if (options.resume) check_resumable(db, record);
   const store::OpenedRun opened = db.open_run(record, options.resume);
   outcome.run_id = opened.id;
+  outcome.cells = static_cast<int64_t>(cells.size());
   outcome.already_complete = opened.complete;
   if (opened.complete) return outcome;
   const auto stored = db.stored_pairs(outcome.run_id);
@@ -156,6 +190,14 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
   Progress progress(scenario.name + " / " + record.model_name, total, "pairs");
   Stopwatch timer(outcome.seconds);
   int64_t done = 0;
+  // Two processes resuming one run compute the same pairs; the second to
+  // store one stops, without marking the run that the first goes on with.
+  bool another_process = false;
+  const auto stored_by_another = [&](int64_t index, const Cell& cell) {
+    another_process =
+        db.stored_pairs(outcome.run_id).count({index, cell.construction, cell.distance}) > 0;
+    return another_process;
+  };
   const auto store = [&](const TokenizedPair& pair, const Cell& cell, const PairScores& scores) {
     if (!scores.local_identical) {
       outcome.invalid = true;
@@ -164,7 +206,17 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
           "\neventkv: error: %s pair %lld: sparse-local served different scores to A and B\n",
           scenario.name.c_str(), static_cast<long long>(pair.texts.index));
     }
-    db.store_pair(outcome.run_id, pair_record(pair, cell, scores));
+    try {
+      db.store_pair(outcome.run_id, pair_record(pair, cell, scores));
+    } catch (const Error&) {
+      if (stored_by_another(pair.texts.index, cell)) {
+        fail("run ", outcome.run_id, " in ", db.database().path(), ": pair ", pair.texts.index,
+             " of cell ", cell.construction.empty() ? "-" : cell.construction, "/", cell.distance,
+             " was stored meanwhile by another process: another --resume of this run is ",
+             "running; this one stops and leaves the run to it");
+      }
+      throw;
+    }
     ++outcome.pairs_computed;
     progress.update(++done);
   };
@@ -202,7 +254,7 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
     }
   } catch (const std::exception&) {
     timer.stop();
-    db.finish_run(outcome.run_id, "failed", outcome.seconds);
+    if (!another_process) db.finish_run(outcome.run_id, "failed", outcome.seconds);
     throw;
   }
   progress.finish();
@@ -240,15 +292,19 @@ std::vector<store::LandingRow> landing_rows(int64_t pair_index, int stage,
 
 }  // namespace
 
+Cell landing_cell(const Scenario& scenario, const LandingRunOptions& options) {
+  RunOptions wanted;
+  if (!options.construction.empty()) wanted.constructions = {options.construction};
+  if (options.distance >= 0) wanted.distances = {options.distance};
+  return selected_cells(scenario, wanted).front();
+}
+
 RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario& scenario,
                        store::ResultsDb& db, const LandingRunOptions& options,
                        const std::atomic<bool>& interrupted) {
   const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(engine->model().file());
   const tokenizer::Tokenizer& tok = engine->model().tokenizer();
-  RunOptions wanted;
-  if (!options.construction.empty()) wanted.constructions = {options.construction};
-  if (options.distance >= 0) wanted.distances = {options.distance};
-  const Cell cell = selected_cells(scenario, wanted).front();
+  const Cell cell = landing_cell(scenario, options);
   store::LandingRunRecord record;
   record.model_name = model_display_name(engine->model().file().name());
   record.model_fingerprint = str_cat(std::hex, engine->model().fingerprint());

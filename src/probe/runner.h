@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kv/engine.h"
+#include "probe/pairs.h"
 #include "probe/scenario.h"
 #include "store/results_db.h"
 
@@ -34,15 +35,21 @@ struct RunOptions {
 
 struct RunOutcome {
   int64_t run_id = 0;
-  int64_t pairs_computed = 0;  // this time (resumed pairs not counted)
+  int64_t pairs_computed = 0;  // this time, once per cell (resumed pairs not counted)
+  int64_t cells = 1;           // of the run: --pairs counts pairs per cell
   double seconds = 0.0;
   bool interrupted = false;
   bool invalid = false;           // sparse-local moved some pair: a bug
   bool already_complete = false;  // --resume found it finished: nothing computed or changed
 };
 
-// The one-line summary the CLI prints: "12 pairs in 3.4 s", followed by
-// " (already complete: nothing computed)" or " (INVALID: ...)" when so.
+// The cells of `scenario` that options.constructions and options.distances
+// select (empty: every one); throws Error naming one the scenario lacks.
+std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& options);
+
+// The one-line summary the CLI prints: "12 pairs in 3.4 s", then " (over 4
+// cells ...)" when the run has several, and " (already complete: nothing
+// computed)" or " (INVALID: ...)" when so.
 std::string outcome_summary(const RunOutcome& outcome);
 
 // `interrupted` is polled between pairs. A progress line shows on a terminal.
@@ -61,6 +68,10 @@ struct LandingRunOptions {
   int64_t kv_cells = kDefaultKvCells;
   std::string git_version = "unknown";
 };
+
+// The cell a landing analysis looks at; throws Error naming a construction or
+// distance the scenario lacks.
+Cell landing_cell(const Scenario& scenario, const LandingRunOptions& options);
 
 // The landing analysis of one cell (probe/landing.h) into the results
 // database: every pair's full margin and event shifts, then, for the roots

@@ -85,6 +85,13 @@ class Fields {
   const std::string& file_;
 };
 
+// The roles a chat format renders (tokenizer/chat_format.cc), checked here
+// so that a bad role fails before a model is loaded.
+void check_role(const Fields& fields, const std::string& key, const std::string& role) {
+  if (role != "system" && role != "user" && role != "assistant" && role != "tool")
+    fields.problem(key, "unknown chat role '" + role + "' (system, user, assistant, tool)");
+}
+
 // Placeholders ({name}) used by a template.
 std::set<std::string> placeholders(const std::string& text) {
   std::set<std::string> names;
@@ -211,9 +218,12 @@ Scenario parse_fields(const json& doc, const std::string& file) {
   const Fields source(f.at("source"), f.pointer("source"), file);
   source.allow_only({"role", "templates"});
   s.source_role = source.text("role", "user");
+  check_role(source, "role", s.source_role);
   s.source = source.texts("templates", true);
   s.constructions = parse_constructions(f);
   s.carrier_roles = f.texts("carriers", false);
+  for (size_t i = 0; i < s.carrier_roles.size(); ++i)
+    check_role(f, "carriers/" + std::to_string(i), s.carrier_roles[i]);
   if (s.carrier_roles.empty() && !s.constructions.empty()) s.carrier_roles = {"assistant"};
   if (!s.carrier_roles.empty() && s.constructions.empty())
     f.problem("constructions", "carriers need constructions");
@@ -241,7 +251,7 @@ Scenario parse_fields(const json& doc, const std::string& file) {
   s.answer_prefix = q.texts("answer_prefix", false);
   if (s.answer_prefix.empty()) s.answer_prefix = {""};
   s.answer_format = q.text("answer_format", " {value}");
-  s.pairs = static_cast<int>(f.integer("pairs", 200, 1, 1000000));
+  s.pairs = static_cast<int>(f.integer("pairs", 200, 1, kMaxPairs));
   s.seed = static_cast<uint64_t>(f.integer("seed", 1, 0, INT64_MAX));
   check_templates(f, "system", s.system, s.variables, "forbidden");
   check_templates(source, "templates", s.source, s.variables, "required");

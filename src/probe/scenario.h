@@ -13,6 +13,9 @@
 
 namespace eventkv::probe {
 
+// The most donor pairs a scenario (or --pairs) may ask for.
+inline constexpr int kMaxPairs = 1000000;
+
 enum class PayloadType { kBinary, kCategorical, kInteger, kName };
 
 struct Payload {

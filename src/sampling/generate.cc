@@ -37,6 +37,13 @@ size_t final_length(std::string_view text, const std::vector<std::string>& stops
 
 }  // namespace
 
+std::string with_whole_characters(std::string text) {
+  const size_t whole = complete_utf8(text);
+  if (whole == text.size()) return text;
+  text.resize(whole);
+  return text + "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+}
+
 std::string_view stop_reason_name(StopReason reason) {
   switch (reason) {
     case StopReason::kEndOfGeneration:
@@ -94,6 +101,7 @@ GenerateResult generate(kv::Context& context, const tokenizer::Tokenizer& tok,
     }
     logits = context.eval({&token, 1});
   }
+  text = with_whole_characters(std::move(text));
   emit(text.size());
   result.text = text;
   return result;

@@ -33,6 +33,11 @@ struct GenerateResult {
   StopReason reason = StopReason::kMaxTokens;
 };
 
+// `text`, with an incomplete UTF-8 sequence at its end (generation stopped
+// inside a character: its last token was half of one) replaced by U+FFFD.
+// The streamed text holds such bytes back until the character completes.
+std::string with_whole_characters(std::string text);
+
 // Evaluates `prompt` (may be empty when the context already ends where
 // generation should start... it must then hold at least one token) and
 // generates. `on_text` receives the text in order as it becomes final.

@@ -33,6 +33,8 @@ int32_t argmax(std::span<const float> logits) {
 }
 
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {
+  if (!(std::isfinite(params.temperature) && params.temperature >= 0.0f))
+    fail("temperature must be a finite number >= 0, got ", params.temperature);
   if (params.top_k < 0) fail("top-k must be >= 0, got ", params.top_k);
   if (!(params.top_p >= 0.0f && params.top_p <= 1.0f))
     fail("top-p must be in [0, 1], got ", params.top_p);
@@ -42,7 +44,7 @@ Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.se
 
 int32_t Sampler::sample(std::span<const float> logits) {
   if (logits.empty()) fail("sample: no logits");
-  if (params_.temperature <= 0.0f) return argmax(logits);
+  if (params_.temperature == 0.0f) return argmax(logits);
   std::vector<Candidate> candidates(logits.size());
   for (size_t i = 0; i < logits.size(); ++i)
     candidates[i] = {static_cast<int32_t>(i), logits[i], 0.0};

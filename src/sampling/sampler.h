@@ -11,7 +11,7 @@
 namespace eventkv::sampling {
 
 struct SamplingParams {
-  float temperature = 0.0f;  // <= 0: greedy
+  float temperature = 0.0f;  // 0: greedy
   int32_t top_k = 0;         // 0: off
   float top_p = 1.0f;        // 1: off
   float min_p = 0.0f;        // 0: off
@@ -20,7 +20,8 @@ struct SamplingParams {
 
 class Sampler {
  public:
-  // Throws Error for a negative top_k or top_p / min_p outside [0, 1].
+  // Throws Error for a temperature that is negative or not finite, a
+  // negative top_k or top_p / min_p outside [0, 1].
   explicit Sampler(const SamplingParams& params);
 
   int32_t sample(std::span<const float> logits);

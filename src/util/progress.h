@@ -1,5 +1,6 @@
 // A one-line progress report (done/total, rate, ETA) redrawn in place on a
-// terminal at most a few times a second; silent when stderr is not a terminal.
+// terminal at most a few times a second. When stderr is not a terminal (a
+// cluster job's log), one line every 60 seconds ($EVENTKV_PROGRESS_SECONDS).
 #pragma once
 
 #include <chrono>
@@ -18,7 +19,8 @@ class Progress {
   std::string label_;
   int64_t total_;
   std::string unit_;
-  bool enabled_;
+  bool terminal_;
+  std::chrono::milliseconds interval_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;
   int64_t first_done_ = -1;

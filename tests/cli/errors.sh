@@ -22,6 +22,20 @@ expect_error() {  # expect_error DESCRIPTION PATTERN ARGS...
   fi
 }
 
+expect_usage() {  # expect_usage DESCRIPTION PATTERN ARGS...: one line, exit code 2
+  local description=$1 pattern=$2
+  shift 2
+  "$eventkv" "$@" >"$tmp/out" 2>"$tmp/err"
+  local code=$?
+  if [ "$code" -ne 2 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q -- "$pattern" "$tmp/err"; then
+    echo "FAIL: $description (exit $code, want 2):"
+    cat "$tmp/err"
+    failures=$((failures + 1))
+  else
+    echo "ok: $description: $(cat "$tmp/err")"
+  fi
+}
+
 printf 'GGUF' >"$tmp/short.gguf"
 printf 'NOPE\003\000\000\000' >"$tmp/magic.gguf"
 expect_error "missing file" "cannot open" inspect "$tmp/absent.gguf"
@@ -45,7 +59,18 @@ expect_error "tokenize: format without its tokens" "needs the special token" tok
 "$eventkv" tokenize -m "$tmp/tiny.gguf" "hi there" | grep -q "^8 tokens" || { echo "FAIL: tokenize text"; failures=$((failures + 1)); }
 echo '[{"role": "user", "content": "hi"}]' | "$eventkv" tokenize -m "$tmp/tiny.gguf" --chat --generation-prompt - |
   grep -q "message 0 (user) .*\[0, 10)" || { echo "FAIL: tokenize --chat"; failures=$((failures + 1)); }
-expect_error "generate: zero threads" "must be >= 1" generate -m "$tmp/tiny.gguf" -p hi -t -1
+expect_usage "generate: negative threads" "--threads: must be an integer from 0 to" generate -m "$tmp/tiny.gguf" -p hi -t -1
+expect_usage "generate: more threads than the machine has" "--threads: must be an integer from 0 to $(nproc --all)" \
+  generate -m "$tmp/tiny.gguf" -p hi -t 100000
+expect_usage "probe: more threads than the machine has" "--threads: must be an integer from 0 to" \
+  probe "$(dirname "$0")/../fixtures/scenarios/tiny.json" -m "$tmp/tiny.gguf" -t 100000 --db "$tmp/r.db"
+for temp in nan inf -1; do
+  expect_usage "generate: --temp $temp" "--temp: must be a finite number >= 0, not '$temp'" generate -m "$tmp/tiny.gguf" -p hi --temp "$temp"
+done
+expect_usage "generate: -c beyond the trained context" "--ctx: 2000000000 is more than .*trained context of 512 tokens" \
+  generate -m "$tmp/tiny.gguf" -p hi -c 2000000000
+expect_usage "chat: -c beyond the trained context" "--ctx: 600 is more than .*trained context of 512 tokens" \
+  chat -m "$tmp/tiny.gguf" -c 600
 expect_error "generate: bad top-p" "top-p must be in" generate -m "$tmp/tiny.gguf" -p hi --temp 1 --top-p 2
 "$eventkv" generate -m "$tmp/tiny.gguf" -p hi -n 4 -t 1 >/dev/null 2>&1 || { echo "FAIL: generate"; failures=$((failures + 1)); }
 printf '{"events": [{"id": "a", "role": "user"}]}' >"$tmp/history.json"
@@ -53,11 +78,39 @@ expect_error "history: event without content" "events\[0\]: needs a string field
 printf '{"events": [{"id": "a", "role": "user", "content": "x"}], "evict": ["zz"], "query": {"question": "q", "candidates": [" a"]}}' >"$tmp/history.json"
 expect_error "history: evict unknown event" "unknown event 'zz'" history "$tmp/history.json" -m "$tmp/tiny.gguf"
 expect_error "history: no file" "cannot open" history "$tmp/none.json" -m "$tmp/tiny.gguf"
+expect_usage "history: -c beyond the trained context" "--ctx: 600 is more than .*trained context of 512" \
+  history "$tmp/history.json" -m "$tmp/tiny.gguf" -c 600 --evict a
+long=$(printf 'word %.0s' $(seq 1 600))
+printf '{"events": [{"id": "a", "role": "user", "content": "%s"}], "query": {"question": "q", "candidates": [" a"]}}' "$long" >"$tmp/long.json"
+expect_error "history: longer than the trained context" "long.json: the history and its query take [0-9]* tokens, more than the context of 512" \
+  history "$tmp/long.json" -m "$tmp/tiny.gguf"
+expect_error "history: longer than -c" "more than the context of 100" history "$tmp/long.json" -m "$tmp/tiny.gguf" -c 100
 expect_error "probe: no scenario" "cannot open scenario" probe "$tmp/none.json" -m "$tmp/tiny.gguf" --db "$tmp/r.db"
 scenario="$(dirname "$0")/../../scenarios/paper/distance.json"
-expect_error "probe: unknown construction" "has no construction 'nope'" probe "$scenario" -m "$tmp/tiny.gguf" --constructions nope --db "$tmp/r.db"
-expect_error "probe: unknown distance" "has no filler distance 5" probe "$scenario" -m "$tmp/tiny.gguf" --distances 0,5 --db "$tmp/r.db"
-expect_error "landing: unknown distance" "has no filler distance 5" landing "$scenario" -m "$tmp/tiny.gguf" --distance 5 --db "$tmp/r.db"
+expect_usage "probe: unknown construction" "has no construction 'nope'" probe "$scenario" -m "$tmp/tiny.gguf" --constructions nope --db "$tmp/r.db"
+expect_usage "probe: unknown construction, before the model loads" "has no construction 'nope'" probe "$scenario" -m "$tmp/absent.gguf" --constructions nope --db "$tmp/r.db"
+expect_usage "probe: unknown distance" "has no filler distance 5" probe "$scenario" -m "$tmp/tiny.gguf" --distances 0,5 --db "$tmp/r.db"
+expect_usage "landing: unknown distance" "has no filler distance 5" landing "$scenario" -m "$tmp/tiny.gguf" --distance 5 --db "$tmp/r.db"
+tiny="$(dirname "$0")/../fixtures/scenarios/tiny.json"
+for command in probe landing suite; do
+  target=("$tiny")
+  [ "$command" = suite ] && target=(--scenarios "$(dirname "$tiny")")
+  expect_usage "$command: -c beyond what the model takes" "--ctx: 2000000000 is more than the default of 8192 KV cells" \
+    "$command" "${target[@]}" -m "$tmp/tiny.gguf" -c 2000000000 --db "$tmp/r.db"
+done
+expect_usage "probe: --pairs beyond the scenario cap" "--pairs: must be an integer from 1 to 1000000" \
+  probe "$tiny" -m "$tmp/tiny.gguf" --pairs 2000000 --db "$tmp/r.db"
+sed 's/"role": "user"/"role": "robot"/' "$tiny" >"$tmp/robot.json"
+expect_error "probe: unknown chat role, naming the file and field" "robot.json: /source/role: unknown chat role 'robot'" \
+  probe "$tmp/robot.json" -m "$tmp/absent.gguf" --db "$tmp/r.db"
+sed 's/"values": \["open", "shut"\]/"values": ["open", "shut tight and locked"]/' "$tiny" >"$tmp/lengths.json"
+expect_error "probe: payload values of different token lengths, named with their counts" \
+  "the last: the source event takes [0-9]* tokens with '[a-z ]*' but [0-9]* with '[a-z ]*'" \
+  probe "$tmp/lengths.json" -m "$tmp/tiny.gguf" --db "$tmp/r.db"
+"$eventkv" probe "$tiny" -m "$tmp/tiny.gguf" --dry-run --db "$tmp/r.db" >"$tmp/dry.out" 2>&1
+[ "$(grep -c "^cell: .* tokens per side" "$tmp/dry.out")" -eq 4 ] && grep -q '^  source .* "Leave\|^  source .* "Keep' "$tmp/dry.out" ||
+  { echo "FAIL: probe --dry-run shows pair 0 of each of the 4 cells"; cat "$tmp/dry.out"; failures=$((failures + 1)); }
+[ ! -e "$tmp/r.db" ] || { echo "FAIL: a refused or dry probe, landing or suite left a database"; failures=$((failures + 1)); }
 expect_error "landing: no scenario" "cannot open scenario" landing "$tmp/none.json" -m "$tmp/tiny.gguf" --db "$tmp/r.db"
 expect_error "report: no database" "no such results database" report --db "$tmp/none.db" -o "$tmp/r.html"
 expect_error "suite: no scenario folder" "no such scenario folder" suite -m "$tmp/tiny.gguf" --scenarios "$tmp/none" --db "$tmp/r.db"
@@ -69,7 +122,7 @@ printf 'not sqlite' >"$tmp/text.db"
 expect_error "merge: an input that is not a database" "text.db: file is not a database" merge "$tmp/new.db" "$tmp/text.db"
 [ ! -e "$tmp/new.db" ] || { echo "FAIL: a failed probe, landing or merge left a database"; failures=$((failures + 1)); }
 expect_error "probe: zero KV cells" "--ctx: must be an integer >= 1, not '0'" probe "$scenario" -m "$tmp/tiny.gguf" -c 0
-expect_error "landing: zero pairs" "--pairs: must be an integer >= 1, not '0'" landing "$scenario" -m "$tmp/tiny.gguf" --pairs 0
+expect_usage "landing: zero pairs" "--pairs: must be an integer from 1 to 1000000, not '0'" landing "$scenario" -m "$tmp/tiny.gguf" --pairs 0
 expect_error "generate: a count that is not a number" "--n-predict: must be an integer >= 0, not 'x'" generate -m "$tmp/tiny.gguf" -p hi -n x
 expect_error "a missing required option" "--model is required" probe "$scenario"
 leftovers=$(find "$tmp" -name '*.tmp-*' | wc -l)

@@ -2,7 +2,9 @@
 # A probe run interrupted (SIGKILL, mid-pair) and resumed ends with exactly
 # the scores of an uninterrupted run, and resuming it (or a landing analysis)
 # again adds nothing; shards merged give them too, once however often they
-# are merged; bad scenarios and databases fail with one line.
+# are merged; bad scenarios and databases fail with one line. SIGTERM stops
+# like Ctrl-C; --resume says what differs from the unfinished run; two
+# concurrent resumes of one run end cleanly.
 set -u
 eventkv=$1
 scenario=$2
@@ -13,6 +15,12 @@ check() {  # check DESCRIPTION COMMAND...
   local description=$1
   shift
   if "$@"; then echo "ok: $description"; else echo "FAIL: $description"; failures=$((failures + 1)); fi
+}
+run_field() {  # run_field DB SQL-EXPRESSION: its value for the database's only run
+  python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT " + sys.argv[2] + " FROM runs").fetchone()[0])' "$1" "$2"
+}
+run_count() {
+  python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM runs").fetchone()[0])' "$1"
 }
 scores() {  # the scores of a database without run ids, sorted
   "$eventkv" export --db "$1" --format csv | tail -n +2 | cut -d, -f2- | sort
@@ -55,8 +63,47 @@ kill -INT "$pid"
 wait "$pid"
 code=$?
 check "Ctrl-C stops with an error that names --resume" test "$code" -ne 0 -a -n "$(grep -- --resume "$tmp/int.err")"
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" --resume --pairs 3 >/dev/null 2>"$tmp/err"
+check "--resume with another --pairs says what differs" \
+  grep -q "run 1 of 'tiny-binary' on model (interrupted) was started with 6 pairs per cell, not 3; resume it with --pairs 6" "$tmp/err"
+sed 's/"seed": 3/"seed": 4/' "$scenario" >"$tmp/edited.json"
+"$eventkv" probe "$tmp/edited.json" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" --resume >/dev/null 2>"$tmp/err"
+check "--resume with an edited scenario file says so" grep -q "was started from another version of the scenario file" "$tmp/err"
+check "... and neither started a run" test "$(run_count "$tmp/int.db")" -eq 1
 "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" --resume >/dev/null 2>&1
 check "resumed after Ctrl-C equals the uninterrupted run" cmp -s "$tmp/whole.csv" <(scores "$tmp/int.db")
+
+EVENTKV_PROGRESS_SECONDS=0 "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/term.db" >/dev/null 2>"$tmp/term.err" &
+pid=$!
+for _ in $(seq 1 200); do
+  [ -f "$tmp/term.db" ] && [ "$(scores "$tmp/term.db" 2>/dev/null | wc -l)" -ge 40 ] && break
+  sleep 0.05
+done
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+check "SIGTERM stops like Ctrl-C, with an error that names --resume" test "$code" -eq 1 -a -n "$(grep -- --resume "$tmp/term.err")"
+check "... and stores the run as interrupted, with its wall time" \
+  test "$(run_field "$tmp/term.db" "status || ' ' || (wall_seconds > 0)")" = "interrupted 1"
+check "a log (stderr not a terminal) gets progress lines" grep -q "^tiny-binary / model [0-9]*/24 pairs .* ETA" "$tmp/term.err"
+
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/race.db" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do
+  [ -f "$tmp/race.db" ] && [ "$(scores "$tmp/race.db" 2>/dev/null | wc -l)" -ge 20 ] && break
+  sleep 0.05
+done
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/race.db" --resume >/dev/null 2>"$tmp/race1.err" &
+first=$!
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/race.db" --resume >/dev/null 2>"$tmp/race2.err"
+wait "$first"
+check "two concurrent resumes of one run: no raw SQLite error" test -z "$(grep -i "unique" "$tmp/race1.err" "$tmp/race2.err")"
+check "... the one that stops says why" \
+  test -z "$(grep "error:" "$tmp/race1.err" "$tmp/race2.err" | grep -v "another --resume of this run is running")"
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/race.db" --resume >/dev/null 2>&1
+check "... and the run ends with the uninterrupted scores" cmp -s "$tmp/whole.csv" <(scores "$tmp/race.db")
 
 "$eventkv" landing "$scenario" -m "$tmp/model.gguf" -t 1 --pairs 3 --db "$tmp/landing.db" >"$tmp/landing.out" 2>/dev/null
 check "a 3-pair landing analysis counts 3 pairs (not one per stage)" grep -q "^analysed 3 pairs" "$tmp/landing.out"

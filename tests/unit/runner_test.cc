@@ -17,6 +17,16 @@ TEST(OutcomeSummary, CountsPairsAndSeconds) {
   EXPECT_EQ(outcome_summary(outcome), "12 pairs in 3.4 s");
 }
 
+// "8 pairs" for --pairs 4 on two cells says why it is not 4.
+TEST(OutcomeSummary, SaysThatPairsCountOncePerCell) {
+  RunOutcome outcome;
+  outcome.pairs_computed = 8;
+  outcome.cells = 2;
+  outcome.seconds = 1.0;
+  EXPECT_EQ(outcome_summary(outcome),
+            "8 pairs in 1.0 s (over 2 cells; --pairs counts pairs per cell)");
+}
+
 TEST(OutcomeSummary, SaysWhenNothingWasComputed) {
   RunOutcome outcome;
   outcome.already_complete = true;

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <vector>
 
+#include "sampling/generate.h"
 #include "sampling/sampler.h"
 #include "util/error.h"
 
@@ -65,6 +67,18 @@ TEST(Sampler, RefusesBadParameters) {
   EXPECT_THROW(Sampler({.top_k = -1}), Error);
   EXPECT_THROW(Sampler({.top_p = 1.5f}), Error);
   EXPECT_THROW(Sampler({.min_p = -0.1f}), Error);
+  EXPECT_THROW(Sampler({.temperature = -1.0f}), Error);
+  EXPECT_THROW(Sampler({.temperature = std::nanf("")}), Error);
+  EXPECT_THROW(Sampler({.temperature = INFINITY}), Error);
+}
+
+// Generation that stops inside a character ends on U+FFFD, never on a
+// broken UTF-8 sequence; whole text is kept as it is.
+TEST(Generate, EndsOnWholeCharacters) {
+  EXPECT_EQ("price 3\xE2\x82\xAC", with_whole_characters("price 3\xE2\x82\xAC"));
+  EXPECT_EQ("price 3\xEF\xBF\xBD", with_whole_characters("price 3\xE2\x82"));
+  EXPECT_EQ("\xEF\xBF\xBD", with_whole_characters("\xF0\x9F\x98"));
+  EXPECT_EQ("ok", with_whole_characters("ok"));
 }
 
 }  // namespace

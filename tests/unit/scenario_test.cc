@@ -87,6 +87,17 @@ TEST(Scenario, ErrorsNameTheFieldOrLine) {
       std::string::npos);
 }
 
+// A role no chat format renders fails when the scenario is read, naming the
+// file and the field, not after a model has loaded.
+TEST(Scenario, UnknownChatRolesNameTheField) {
+  EXPECT_NE(error_of(edited("\"role\": \"user\"", "\"role\": \"robot\""))
+                .find("s.json: /source/role: unknown chat role 'robot'"),
+            std::string::npos);
+  EXPECT_NE(error_of(edited("\"seed\": 3", "\"seed\": 3, \"carriers\": [\"assistant\", \"bot\"]"))
+                .find("s.json: /carriers/1: unknown chat role 'bot'"),
+            std::string::npos);
+}
+
 TEST(Scenario, FillsTemplates) {
   EXPECT_EQ(fill_template("the {room} {device} is {value}",
                           {{"room", "hall"}, {"device", "fan"}, {"value", "on"}}),
