@@ -114,7 +114,8 @@ void add_merge_command(CLI::App& app) {
     try {
       store::ResultsDb db(*output);
       for (const std::string& input : *inputs) {
-        db.merge_from(input);
+        for (const std::string& warning : db.merge_from(input))
+          std::cerr << "eventkv: warning: " << warning << "\n";
         std::cout << "merged " << input << "\n";
       }
     } catch (const std::exception&) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "compute/kernels.h"
 #include "probe/conditions.h"
 #include "probe/landing.h"
 #include "probe/pairs.h"
@@ -87,6 +88,8 @@ store::RunRecord run_record(const kv::Engine& engine, const std::string& model_p
   run.scenario_hash = scenario.hash;
   run.payload_type = scenario.payload.label();
   run.git_version = options.git_version;
+  run.isa = compute::kernels().isa;
+  run.build = compute::build_description();
   run.seed = scenario.seed;
   run.threads = engine.threads();
   run.n_pairs = n_pairs;
@@ -315,6 +318,8 @@ RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario
   record.seed = scenario.seed;
   record.n_pairs = options.pairs;
   record.git_version = options.git_version;
+  record.isa = compute::kernels().isa;
+  record.build = compute::build_description();
   record.events_json = landing_events(tokenize_pair(scenario, cell, 0, format, tok), tok).dump();
   RunOutcome outcome;
   const store::OpenedRun opened = db.open_landing(record, options.resume);

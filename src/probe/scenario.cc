@@ -114,7 +114,10 @@ void check_templates(const Fields& fields, const char* key,
                      const std::string& value_rule) {
   for (size_t i = 0; i < templates.size(); ++i) {
     const std::set<std::string> used = placeholders(templates[i]);
-    const std::string at = std::string(key) + (templates.size() > 1 ? "/" + std::to_string(i) : "");
+    // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive)
+    // on "/" + std::to_string(i).
+    std::string at = key;
+    if (templates.size() > 1) at.append("/").append(std::to_string(i));
     for (const std::string& name : used) {
       if (name == "value") continue;
       if (variables.count(name) == 0)

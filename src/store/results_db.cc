@@ -15,6 +15,15 @@ constexpr const char* kAddVersion =
     "git_version = CASE WHEN instr(' ' || git_version || ' ', ' ' || ?3 || ' ') > 0 "
     "THEN git_version ELSE git_version || ' ' || ?3 END";
 
+// SET clause of a resumed run: appends the resuming kernels (?4) and build
+// (?5) to isa and build unless they are already listed.
+constexpr const char* kAddBuild =
+    "isa = CASE WHEN isa = '' THEN ?4 WHEN instr(' | ' || isa || ' | ', ' | ' || ?4 || ' | ') > 0 "
+    "THEN isa ELSE isa || ' | ' || ?4 END, "
+    "build = CASE WHEN build = '' THEN ?5 WHEN instr(' | ' || build || ' | ', ' | ' || ?5 || ' | "
+    "') "
+    "> 0 THEN build ELSE build || ' | ' || ?5 END";
+
 std::string parent_folder_made(const std::string& path) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
@@ -23,7 +32,7 @@ std::string parent_folder_made(const std::string& path) {
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT OR IGNORE INTO meta VALUES ('schema_version', '1');
+INSERT OR IGNORE INTO meta VALUES ('schema_version', '2');
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY,
   model_name TEXT NOT NULL, model_path TEXT NOT NULL, model_fingerprint TEXT NOT NULL,
@@ -32,7 +41,7 @@ CREATE TABLE IF NOT EXISTS runs (
   git_version TEXT NOT NULL, seed INTEGER NOT NULL, threads INTEGER NOT NULL, n_pairs INTEGER NOT NULL,
   shard_index INTEGER NOT NULL, shard_count INTEGER NOT NULL,
   started_at TEXT NOT NULL, finished_at TEXT NOT NULL DEFAULT '', wall_seconds REAL NOT NULL DEFAULT 0,
-  status TEXT NOT NULL);
+  status TEXT NOT NULL, isa TEXT NOT NULL DEFAULT '', build TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS pairs (
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   pair_index INTEGER NOT NULL, construction TEXT NOT NULL, distance INTEGER NOT NULL,
@@ -51,7 +60,7 @@ CREATE TABLE IF NOT EXISTS landing_runs (
   scenario_hash TEXT NOT NULL, construction TEXT NOT NULL, distance INTEGER NOT NULL, seed INTEGER NOT NULL,
   n_pairs INTEGER NOT NULL, git_version TEXT NOT NULL, events TEXT NOT NULL,
   started_at TEXT NOT NULL, finished_at TEXT NOT NULL DEFAULT '', wall_seconds REAL NOT NULL DEFAULT 0,
-  status TEXT NOT NULL);
+  status TEXT NOT NULL, isa TEXT NOT NULL DEFAULT '', build TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS landing_measures (
   landing_id INTEGER NOT NULL REFERENCES landing_runs(id) ON DELETE CASCADE,
   pair_index INTEGER NOT NULL, stage INTEGER NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL,
@@ -64,7 +73,7 @@ constexpr const char* kRunColumns =
     "scenario_hash, "
     "scenario_json, payload_type, git_version, seed, threads, n_pairs, shard_index, shard_count, "
     "started_at, "
-    "finished_at, wall_seconds, status";
+    "finished_at, wall_seconds, status, isa, build";
 
 RunRecord read_run(const Statement& s) {
   RunRecord r;
@@ -88,13 +97,15 @@ RunRecord read_run(const Statement& s) {
   r.finished_at = s.column_text(17);
   r.wall_seconds = s.column_double(18);
   r.status = s.column_text(19);
+  r.isa = s.column_text(20);
+  r.build = s.column_text(21);
   return r;
 }
 
 int64_t insert_run(Database& db, const RunRecord& r) {
   Statement insert(db, std::string("INSERT INTO runs (") + kRunColumns +
                            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-                           "?15, ?16, ?17, ?18, ?19)");
+                           "?15, ?16, ?17, ?18, ?19, ?20, ?21)");
   insert.bind(1, r.model_name)
       .bind(2, r.model_path)
       .bind(3, r.model_fingerprint)
@@ -110,7 +121,7 @@ int64_t insert_run(Database& db, const RunRecord& r) {
   insert.bind(15, static_cast<int64_t>(r.shard_count))
       .bind(16, r.started_at)
       .bind(17, r.finished_at);
-  insert.bind(18, r.wall_seconds).bind(19, r.status);
+  insert.bind(18, r.wall_seconds).bind(19, r.status).bind(20, r.isa).bind(21, r.build);
   insert.run();
   return db.last_insert_id();
 }
@@ -151,12 +162,14 @@ int64_t insert_landing(Database& db, const LandingRunRecord& r) {
       db,
       "INSERT INTO landing_runs (model_name, model_fingerprint, scenario_name, scenario_hash, "
       "construction, distance, seed, n_pairs, git_version, events, started_at, finished_at, "
-      "wall_seconds, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+      "wall_seconds, status, isa, build) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+      "?12, "
+      "?13, ?14, ?15, ?16)");
   insert.bind(1, r.model_name).bind(2, r.model_fingerprint).bind(3, r.scenario_name);
   insert.bind(4, r.scenario_hash).bind(5, r.construction).bind(6, static_cast<int64_t>(r.distance));
   insert.bind(7, static_cast<int64_t>(r.seed)).bind(8, r.n_pairs).bind(9, r.git_version);
   insert.bind(10, r.events_json).bind(11, r.started_at).bind(12, r.finished_at);
-  insert.bind(13, r.wall_seconds).bind(14, r.status);
+  insert.bind(13, r.wall_seconds).bind(14, r.status).bind(15, r.isa).bind(16, r.build);
   insert.run();
   return db.last_insert_id();
 }
@@ -188,6 +201,15 @@ ResultsDb::ResultsDb(const std::string& path) : db_(parent_folder_made(path)) {
 
 void ResultsDb::create_schema() {
   db_.exec(kSchema);
+  // Schema 1 had no isa and build columns: runs stored before them keep ''.
+  for (const char* table : {"runs", "landing_runs"}) {
+    Statement columns(db_, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = 'isa'");
+    columns.bind(1, std::string_view(table));
+    if (columns.step() && columns.column_int(0) > 0) continue;
+    db_.exec(str_cat("ALTER TABLE ", table, " ADD COLUMN isa TEXT NOT NULL DEFAULT ''; ",
+                     "ALTER TABLE ", table, " ADD COLUMN build TEXT NOT NULL DEFAULT ''; ",
+                     "UPDATE meta SET value = '2' WHERE key = 'schema_version'"));
+  }
 }
 
 OpenedRun ResultsDb::open_run(RunRecord run, bool resume) {
@@ -195,10 +217,12 @@ OpenedRun ResultsDb::open_run(RunRecord run, bool resume) {
     if (const StoredRun found = find_run(run, false); found.id != 0) {
       if (found.status == "complete") return {found.id, true};
       Statement reopen(db_, str_cat("UPDATE runs SET status = 'running', threads = ?2, ",
-                                    kAddVersion, " WHERE id = ?1"));
+                                    kAddVersion, ", ", kAddBuild, " WHERE id = ?1"));
       reopen.bind(1, found.id)
           .bind(2, static_cast<int64_t>(run.threads))
           .bind(3, run.git_version)
+          .bind(4, run.isa)
+          .bind(5, run.build)
           .run();
       return {found.id, false};
     }
@@ -282,8 +306,8 @@ OpenedRun ResultsDb::open_landing(LandingRunRecord run, bool resume) {
     if (const StoredRun found = find_landing(run, false); found.id != 0) {
       if (found.status == "complete") return {found.id, true};
       Statement reopen(db_, str_cat("UPDATE landing_runs SET status = 'running', ", kAddVersion,
-                                    " WHERE id = ?1"));
-      reopen.bind(1, found.id).bind(3, run.git_version).run();
+                                    ", ", kAddBuild, " WHERE id = ?1"));
+      reopen.bind(1, found.id).bind(3, run.git_version).bind(4, run.isa).bind(5, run.build).run();
       return {found.id, false};
     }
   }
@@ -328,8 +352,9 @@ std::vector<LandingRunRecord> ResultsDb::landing_runs() {
   Statement select(
       db_,
       "SELECT id, model_name, model_fingerprint, scenario_name, scenario_hash, construction, "
-      "distance, seed, n_pairs, git_version, events, started_at, finished_at, wall_seconds, status "
-      "FROM landing_runs ORDER BY id");
+      "distance, seed, n_pairs, git_version, events, started_at, finished_at, wall_seconds, "
+      "status, "
+      "isa, build FROM landing_runs ORDER BY id");
   std::vector<LandingRunRecord> out;
   while (select.step()) {
     LandingRunRecord r;
@@ -348,6 +373,8 @@ std::vector<LandingRunRecord> ResultsDb::landing_runs() {
     r.finished_at = select.column_text(12);
     r.wall_seconds = select.column_double(13);
     r.status = select.column_text(14);
+    r.isa = select.column_text(15);
+    r.build = select.column_text(16);
     out.push_back(std::move(r));
   }
   return out;
@@ -411,11 +438,32 @@ void ResultsDb::update_copy_state(std::string_view table, int64_t id, const std:
   update.bind(4, wall_seconds).bind(5, git_version).run();
 }
 
-void ResultsDb::merge_from(const std::string& other_path) {
+std::string ResultsDb::other_build(const RunRecord& run) {
+  if (run.isa.empty()) return "";
+  Statement find(db_,
+                 "SELECT id, isa, build FROM runs WHERE model_fingerprint = ?1 AND "
+                 "scenario_hash = ?2 AND seed = ?3 AND n_pairs = ?4 AND isa != '' AND "
+                 "(isa != ?5 OR build != ?6) LIMIT 1");
+  find.bind(1, run.model_fingerprint).bind(2, run.scenario_hash);
+  find.bind(3, static_cast<int64_t>(run.seed)).bind(4, run.n_pairs);
+  find.bind(5, run.isa).bind(6, run.build);
+  if (!find.step()) return "";
+  return str_cat("run ", find.column_int(0), " of the same experiment here used kernels ",
+                 find.column_text(1), " (", find.column_text(2), ")");
+}
+
+std::vector<std::string> ResultsDb::merge_from(const std::string& other_path) {
   if (!std::filesystem::exists(other_path)) fail(other_path, ": no such database");
   ResultsDb other(other_path);
+  std::vector<std::string> warnings;
   Transaction transaction(db_);
   for (const RunRecord& run : other.runs()) {
+    if (const std::string differs = other_build(run); !differs.empty()) {
+      warnings.push_back(str_cat(other_path, ": run ", run.id, " (", run.scenario_name, ", shard ",
+                                 run.shard_index + 1, "/", run.shard_count, ") used kernels ",
+                                 run.isa, " (", run.build, "), but ", differs,
+                                 "; scores may differ in the last bits"));
+    }
     int64_t id = find_run(run, true).id;
     if (id == 0) {
       id = insert_run(db_, run);
@@ -439,6 +487,7 @@ void ResultsDb::merge_from(const std::string& other_path) {
     }
     store_landing(id, other.landing_rows(landing.id));
   }
+  return warnings;
 }
 
 }  // namespace eventkv::store

@@ -29,6 +29,8 @@ struct RunRecord {
   std::string scenario_json;
   std::string payload_type;
   std::string git_version;  // every version that computed its pairs, space-separated (resumes)
+  std::string isa;          // kernels that computed its pairs (compute::kernels), " | "-separated
+  std::string build;        // compiler and flags of those builds (compute::build_description), same
   uint64_t seed = 0;
   int threads = 0;
   int64_t n_pairs = 0;
@@ -69,6 +71,8 @@ struct LandingRunRecord {
   uint64_t seed = 0;
   int64_t n_pairs = 0;
   std::string git_version;  // every version that computed its pairs, space-separated (resumes)
+  std::string isa;          // as in RunRecord
+  std::string build;
   std::string events_json;  // [{id, role, is_source, pieces}] of the first pair
   std::string started_at;
   std::string finished_at;
@@ -127,12 +131,18 @@ class ResultsDb {
   // Copies every run of `other` (with its pairs and scores) into this
   // database. A run or landing analysis already here (merged before) is not
   // copied again: it gains only the pairs it lacks, and the newer state.
-  void merge_from(const std::string& other_path);
+  // Returns a warning for each run copied in whose kernels or build differ
+  // from those of another shard of the same experiment already here: their
+  // scores may differ in the last bits.
+  std::vector<std::string> merge_from(const std::string& other_path);
 
   Database& database() { return db_; }
 
  private:
   void create_schema();
+  // A description of another run of `run`'s experiment here computed with
+  // other kernels or another build ("" when none).
+  std::string other_build(const RunRecord& run);
   // The newest run of the same model, scenario, seed, pair count and shard
   // (the same cell, for a landing); with `same_start`, only one started at the
   // same second: a copy of the same run, from another database.

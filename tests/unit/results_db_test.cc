@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "store/sqlite.h"
 #include "test_support.h"
 
 namespace eventkv::store {
@@ -118,6 +119,59 @@ TEST_F(ResultsDbTest, MergingACopyAgainAddsOnlyWhatIsNew) {
   EXPECT_DOUBLE_EQ(merged.runs()[0].wall_seconds, 3.0);
   EXPECT_EQ(merged.runs()[0].git_version, "aaa1111 bbb2222");
   EXPECT_EQ(merged.landing_runs().size(), 1u);
+}
+
+TEST_F(ResultsDbTest, ResumedRunListsEveryKernelOnceAndMergeWarnsOfOtherKernels) {
+  ResultsDb db(database_.path());
+  RunRecord run = one_run("aaa1111");
+  run.isa = "avx512";
+  run.build = "GNU 12.2.0 Release";
+  const int64_t id = db.open_run(run, false).id;
+  db.finish_run(id, "interrupted", 1.0);
+  run.isa = "avx2";
+  ASSERT_EQ(db.open_run(run, true).id, id);
+  ASSERT_EQ(db.open_run(run, true).id, id);
+  EXPECT_EQ(db.runs()[0].isa, "avx512 | avx2");
+  EXPECT_EQ(db.runs()[0].build, "GNU 12.2.0 Release");
+
+  // A second shard of the same experiment, computed with other kernels.
+  const testing::TempDatabase shard_database("results-db-test-shard");
+  {
+    ResultsDb shard(shard_database.path());
+    RunRecord other = one_run("aaa1111");
+    other.shard_index = 1;
+    other.shard_count = 2;
+    other.isa = "x86_64";
+    other.build = "GNU 12.2.0 Release";
+    shard.open_run(other, false);
+  }
+  const std::vector<std::string> warnings = db.merge_from(shard_database.path());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("used kernels x86_64"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("avx512 | avx2"), std::string::npos) << warnings[0];
+  EXPECT_FALSE(db.merge_from(shard_database.path()).empty());  // merged again: still differs
+}
+
+TEST_F(ResultsDbTest, ASchemaOneDatabaseGainsTheBuildColumns) {
+  {
+    Database old(database_.path());
+    old.exec(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('schema_version', '1');"
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, model_name TEXT NOT NULL, model_path TEXT NOT "
+        "NULL, model_fingerprint TEXT NOT NULL, scenario_name TEXT NOT NULL, scenario_suite TEXT "
+        "NOT NULL, scenario_finding TEXT NOT NULL, scenario_hash TEXT NOT NULL, scenario_json "
+        "TEXT NOT NULL, payload_type TEXT NOT NULL, git_version TEXT NOT NULL, seed INTEGER NOT "
+        "NULL, threads INTEGER NOT NULL, n_pairs INTEGER NOT NULL, shard_index INTEGER NOT NULL, "
+        "shard_count INTEGER NOT NULL, started_at TEXT NOT NULL, finished_at TEXT NOT NULL "
+        "DEFAULT '', wall_seconds REAL NOT NULL DEFAULT 0, status TEXT NOT NULL);"
+        "INSERT INTO runs VALUES (1, 'm', 'p', 'f', 's', '', '', 'h', '', '', 'v', 0, 1, 4, 0, 1, "
+        "'t', '', 0, 'complete');");
+  }
+  ResultsDb db(database_.path());
+  ASSERT_EQ(db.runs().size(), 1u);
+  EXPECT_EQ(db.runs()[0].isa, "");
+  EXPECT_EQ(db.runs()[0].git_version, "v");
 }
 
 TEST(Iso8601, ReadsWhatNowWrites) {
