@@ -137,9 +137,10 @@ void check_pairs(const probe::Scenario& scenario, const std::vector<probe::Cell>
   for (const std::string& path : models) {
     const auto model = model::Model::load(path);
     const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(model->file());
-    if (print)
+    if (print) {
       std::printf("%s on %s (chat format %s)\n", scenario.name.c_str(), path.c_str(),
                   std::string(format.name()).c_str());
+    }
     for (const probe::Cell& cell : cells) {
       const probe::TokenizedPair pair =
           probe::tokenize_pair(scenario, cell, 0, format, model->tokenizer());

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <ranges>
 #include <set>
 
 #include "compute/kernels.h"
@@ -114,16 +115,16 @@ void check_resumable(store::ResultsDb& db, const store::RunRecord& record) {
         run.n_pairs == record.n_pairs)
       return;
   }
-  for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
-    if (!same_shard(*run) || run->status == "complete") continue;
-    const std::string which = str_cat("--resume: run ", run->id, " of '", run->scenario_name,
-                                      "' on ", run->model_name, " (", run->status, ") ");
-    if (run->scenario_hash != record.scenario_hash || run->seed != record.seed) {
+  for (const store::RunRecord& run : std::views::reverse(runs)) {
+    if (!same_shard(run) || run.status == "complete") continue;
+    const std::string which = str_cat("--resume: run ", run.id, " of '", run.scenario_name, "' on ",
+                                      run.model_name, " (", run.status, ") ");
+    if (run.scenario_hash != record.scenario_hash || run.seed != record.seed) {
       fail(which, "was started from another version of the scenario file; run without --resume ",
            "to start a new run");
     }
-    fail(which, "was started with ", run->n_pairs, " pairs per cell, not ", record.n_pairs,
-         "; resume it with --pairs ", run->n_pairs, ", or run without --resume to start a new run");
+    fail(which, "was started with ", run.n_pairs, " pairs per cell, not ", record.n_pairs,
+         "; resume it with --pairs ", run.n_pairs, ", or run without --resume to start a new run");
   }
 }
 
