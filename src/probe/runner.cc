@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <ranges>
 #include <set>
 
 #include "compute/kernels.h"
@@ -115,7 +114,9 @@ void check_resumable(store::ResultsDb& db, const store::RunRecord& record) {
         run.n_pairs == record.n_pairs)
       return;
   }
-  for (const store::RunRecord& run : std::views::reverse(runs)) {
+  // Newest first (std::views::reverse is beyond clang 14 with libstdc++ 12).
+  for (size_t i = runs.size(); i-- > 0;) {
+    const store::RunRecord& run = runs[i];
     if (!same_shard(run) || run.status == "complete") continue;
     const std::string which = str_cat("--resume: run ", run.id, " of '", run.scenario_name, "' on ",
                                       run.model_name, " (", run.status, ") ");
