@@ -8,12 +8,7 @@ eventkv=$1
 scenario=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-check() {  # check DESCRIPTION COMMAND...
-  local description=$1
-  shift
-  if "$@"; then echo "ok: $description"; else echo "FAIL: $description"; failures=$((failures + 1)); fi
-}
+source "$(dirname "$0")/check.sh"
 
 # Every token's [begin, end) follows the previous one and the last ends the
 # text; each piece's bytes are the text's bytes at its span (SPM: but for the

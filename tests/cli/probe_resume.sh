@@ -10,12 +10,7 @@ eventkv=$1
 scenario=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-check() {  # check DESCRIPTION COMMAND...
-  local description=$1
-  shift
-  if "$@"; then echo "ok: $description"; else echo "FAIL: $description"; failures=$((failures + 1)); fi
-}
+source "$(dirname "$0")/check.sh"
 run_field() {  # run_field DB SQL-EXPRESSION: its value for the database's only run
   python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT " + sys.argv[2] + " FROM runs").fetchone()[0])' "$1" "$2"
 }
@@ -24,6 +19,22 @@ run_count() {
 }
 scores() {  # the scores of a database without run ids, sorted
   "$eventkv" export --db "$1" --format csv | tail -n +2 | cut -d, -f2- | sort
+}
+
+# interrupted SIGNAL NAME: a probe into $tmp/NAME.db (stderr, with a progress
+# line at every pair, in $tmp/NAME.err) sent SIGNAL once 40 scores are stored;
+# its exit code in $code.
+interrupted() {
+  EVENTKV_PROGRESS_SECONDS=0 "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 \
+    --db "$tmp/$2.db" >/dev/null 2>"$tmp/$2.err" &
+  local pid=$!
+  for _ in $(seq 1 200); do
+    [ -f "$tmp/$2.db" ] && [ "$(scores "$tmp/$2.db" 2>/dev/null | wc -l)" -ge 40 ] && break
+    sleep 0.05
+  done
+  kill "-$1" "$pid"
+  wait "$pid"
+  code=$?
 }
 
 "$eventkv" make-test-model --arch llama -o "$tmp/model.gguf" >/dev/null
@@ -53,15 +64,7 @@ check "resumed run equals the uninterrupted one" cmp -s "$tmp/whole.csv" <(score
 check "resuming the complete run says so" grep -q "already complete" "$tmp/again.err"
 check "... and computes nothing: no second run" cmp -s "$tmp/whole.csv" <(scores "$tmp/cut.db")
 
-"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" >/dev/null 2>"$tmp/int.err" &
-pid=$!
-for _ in $(seq 1 200); do
-  [ -f "$tmp/int.db" ] && [ "$(scores "$tmp/int.db" 2>/dev/null | wc -l)" -ge 40 ] && break
-  sleep 0.05
-done
-kill -INT "$pid"
-wait "$pid"
-code=$?
+interrupted INT int
 check "Ctrl-C stops with an error that names --resume" test "$code" -ne 0 -a -n "$(grep -- --resume "$tmp/int.err")"
 "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" --resume --pairs 3 >/dev/null 2>"$tmp/err"
 check "--resume with another --pairs says what differs" \
@@ -73,15 +76,7 @@ check "... and neither started a run" test "$(run_count "$tmp/int.db")" -eq 1
 "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" --resume >/dev/null 2>&1
 check "resumed after Ctrl-C equals the uninterrupted run" cmp -s "$tmp/whole.csv" <(scores "$tmp/int.db")
 
-EVENTKV_PROGRESS_SECONDS=0 "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/term.db" >/dev/null 2>"$tmp/term.err" &
-pid=$!
-for _ in $(seq 1 200); do
-  [ -f "$tmp/term.db" ] && [ "$(scores "$tmp/term.db" 2>/dev/null | wc -l)" -ge 40 ] && break
-  sleep 0.05
-done
-kill -TERM "$pid"
-wait "$pid"
-code=$?
+interrupted TERM term
 check "SIGTERM stops like Ctrl-C, with an error that names --resume" test "$code" -eq 1 -a -n "$(grep -- --resume "$tmp/term.err")"
 check "... and stores the run as interrupted, with its wall time" \
   test "$(run_field "$tmp/term.db" "status || ' ' || (wall_seconds > 0)")" = "interrupted 1"
