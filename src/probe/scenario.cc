@@ -209,12 +209,14 @@ std::map<std::string, std::vector<std::string>> parse_variables(const Fields& f)
 
 Scenario parse_fields(const json& doc, const std::string& file) {
   const Fields f(doc, "", file);
-  f.allow_only({"name", "finding", "suite", "system", "variables", "payload", "source", "carriers",
-                "constructions", "fillers", "distances", "record", "query", "pairs", "seed"});
+  f.allow_only({"name", "finding", "suite", "family", "system", "variables", "payload", "source",
+                "carriers", "constructions", "fillers", "distances", "record", "query", "pairs",
+                "seed"});
   Scenario s;
   s.name = f.text("name", "", true);
   s.finding = f.text("finding");
   s.suite = f.text("suite", "other");
+  s.family = f.text("family");
   s.variables = parse_variables(f);
   s.system = f.texts("system", false);
   s.payload = parse_payload(f);
@@ -325,6 +327,9 @@ Scenario parse_scenario(const std::string& text, const std::string& name_for_err
          ": invalid JSON: ", message.substr(message.find(']') + 2));
   }
   Scenario scenario = parse_fields(doc, name_for_errors);
+  // The family is a label for calibration, not part of the experiment: runs
+  // stored before a scenario was labelled keep matching it.
+  doc.erase("family");
   const std::string canonical = doc.dump();
   scenario.hash = str_cat(
       std::hex, fnv1a64({reinterpret_cast<const uint8_t*>(canonical.data()), canonical.size()}));

@@ -42,6 +42,10 @@ struct Scenario {
   std::string name;
   std::string finding;  // the paper finding it tests
   std::string suite;    // carrier-table | construction-sweep | payload-types | distance | ...
+  // The wording family (e.g. "smart-home"): scenarios of one family share
+  // their phrasing, so calibration asks a construction to hold on several.
+  // Not part of the hash: labelling a scenario does not change its runs.
+  std::string family;
   std::vector<std::string> system;  // templates; empty: no system event
   std::map<std::string, std::vector<std::string>> variables;
   Payload payload;
@@ -57,7 +61,7 @@ struct Scenario {
   std::string answer_format = " {value}";
   int pairs = 200;
   uint64_t seed = 1;
-  std::string hash;  // of the canonical JSON, for run identity
+  std::string hash;  // of the canonical JSON without "family", for run identity
 };
 
 // Parses and validates; throws Error "FILE: /pointer: problem" or

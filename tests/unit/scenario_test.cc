@@ -3,6 +3,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "probe/pairs.h"
 #include "probe/scenario.h"
@@ -48,6 +50,46 @@ TEST(Scenario, ParsesTheTinyScenario) {
   EXPECT_EQ(scenario_cells(s).size(), 4u);
   EXPECT_EQ(parse_scenario(tiny_text(), "again").hash, s.hash);
   EXPECT_NE(parse_scenario(edited("\"seed\": 3", "\"seed\": 4"), "x").hash, s.hash);
+}
+
+// The wording family is a label, not part of the experiment: labelling a
+// scenario keeps its hash, so runs stored before still match it.
+TEST(Scenario, FamilyIsParsedButNotHashed) {
+  const Scenario plain = parse_scenario(tiny_text(), "tiny.json");
+  EXPECT_EQ(plain.family, "");
+  const Scenario labelled =
+      parse_scenario(edited("\"suite\": \"carrier-table\",",
+                            "\"suite\": \"carrier-table\", \"family\": \"house\","),
+                     "tiny.json");
+  EXPECT_EQ(labelled.family, "house");
+  EXPECT_EQ(labelled.hash, plain.hash);
+  EXPECT_NE(error_of(edited("\"suite\": \"carrier-table\",",
+                            "\"suite\": \"carrier-table\", \"family\": 3,"))
+                .find("s.json: /family: must be a string"),
+            std::string::npos);
+}
+
+// The bundled scenarios hash as the runs of the results archives
+// (docs/data/results-*.db.xz, runs.scenario_hash) record them: an edit that
+// changes one would orphan those runs from their scenario file.
+TEST(Scenario, BundledHashesMatchTheArchivedRuns) {
+  const std::vector<std::pair<std::string, std::string>> archived = {
+      {"carrier_table", "402b7c695d5a29cf"},
+      {"construction_sweep", "298aba898967a1ef"},
+      {"distance", "3946f62e24c07122"},
+      {"payload_binary", "6163ad91db2b759f"},
+      {"payload_categorical", "5800a7c477afe59f"},
+      {"payload_integer_1", "18513debde3de747"},
+      {"payload_integer_2", "e4f9b22f9ae40dac"},
+      {"payload_integer_3", "d75b9f7d8d1acfd9"},
+      {"payload_name", "d5e04c2d911345d0"},
+  };
+  for (const auto& [stem, hash] : archived) {
+    const Scenario s =
+        load_scenario((testing::source_dir() / "scenarios" / "paper" / (stem + ".json")).string());
+    EXPECT_EQ(s.hash, hash) << stem;
+    EXPECT_EQ(s.family, "smart-home") << stem;
+  }
 }
 
 TEST(Scenario, ErrorsNameTheFieldOrLine) {
