@@ -102,15 +102,17 @@ std::vector<std::string> schema_problems(const json& doc) {
 
 std::vector<std::filesystem::path> bundled_scenarios() {
   std::vector<std::filesystem::path> files = {testing::fixture_path("scenarios/tiny.json")};
-  for (const auto& entry :
-       std::filesystem::directory_iterator(testing::source_dir() / "scenarios" / "paper"))
-    files.push_back(entry.path());
+  for (const char* folder : {"paper", "families"}) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator(testing::source_dir() / "scenarios" / folder))
+      files.push_back(entry.path());
+  }
   return files;
 }
 
 TEST(ScenarioSchema, EveryBundledScenarioValidates) {
   const std::vector<std::filesystem::path> files = bundled_scenarios();
-  EXPECT_GE(files.size(), 10u);
+  EXPECT_GE(files.size(), 16u);
   for (const std::filesystem::path& file : files) {
     EXPECT_EQ(std::vector<std::string>{}, schema_problems(load_json(file))) << file;
     EXPECT_NO_THROW(load_scenario(file.string())) << file;
