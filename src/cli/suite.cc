@@ -1,10 +1,8 @@
 // eventkv suite -m MODEL [-m MODEL ...]: the bundled paper experiments
 // (scenarios/paper) on every model, the landing analysis of the carrier
 // table, then the report. --quick runs few pairs per cell: the main job.
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -47,17 +45,6 @@ std::vector<int> quick_distances(const std::vector<int>& distances) {
   return {distances.front(), distances[distances.size() / 2], distances.back()};
 }
 
-std::vector<std::string> scenario_files(const std::string& folder) {
-  if (!std::filesystem::is_directory(folder)) fail(folder, ": no such scenario folder");
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
-  }
-  if (files.empty()) fail(folder, ": holds no scenario (*.json)");
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 // The landing analysis looks where the value lands best: the construction
 // of the sweep (or else the carrier table) with the largest sparse-global
 // margin on this model.
@@ -90,7 +77,7 @@ std::pair<const probe::Scenario*, std::string> landing_target(
 
 void run(const SuiteOptions& options) {
   std::vector<probe::Scenario> scenarios;
-  for (const std::string& file : scenario_files(options.scenarios))
+  for (const std::string& file : probe::scenario_files(options.scenarios))
     scenarios.push_back(probe::load_scenario(file));
   check_models(options.models, options.model);
   store::ResultsDb db(options.db);

@@ -1,6 +1,8 @@
 #include "probe/scenario.h"
 
+#include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -8,86 +10,16 @@
 
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/json_fields.h"
 
 namespace eventkv::probe {
 namespace {
 
 using nlohmann::json;
 
-// Reads fields of a JSON object, naming the file and the field's JSON
-// pointer in every error.
-class Fields {
- public:
-  Fields(const json& object, std::string pointer, const std::string& file)
-      : object_(object), pointer_(std::move(pointer)), file_(file) {
-    if (!object.is_object()) problem("", "must be an object");
-  }
-
-  [[noreturn]] void problem(const std::string& key, const std::string& what) const {
-    fail(file_, ": ", pointer_, key.empty() ? "" : "/" + key, ": ", what);
-  }
-
-  bool has(const char* key) const { return object_.contains(key); }
-  const json& at(const char* key) const {
-    if (!has(key)) problem(key, "is required");
-    return object_[key];
-  }
-  std::string pointer(const char* key) const { return pointer_ + "/" + key; }
-  const std::string& file() const { return file_; }
-
-  std::string text(const char* key, const std::string& fallback = "", bool required = false) const {
-    if (!has(key)) {
-      if (required) problem(key, "is required");
-      return fallback;
-    }
-    if (!object_[key].is_string()) problem(key, "must be a string");
-    return object_[key].get<std::string>();
-  }
-
-  // A string or a non-empty list of strings.
-  std::vector<std::string> texts(const char* key, bool required) const {
-    if (!has(key)) {
-      if (required) problem(key, "is required");
-      return {};
-    }
-    const json& value = object_[key];
-    if (value.is_string()) return {value.get<std::string>()};
-    if (!value.is_array() || value.empty())
-      problem(key, "must be a string or a non-empty list of strings");
-    std::vector<std::string> out;
-    for (size_t i = 0; i < value.size(); ++i) {
-      if (!value[i].is_string())
-        problem(std::string(key) + "/" + std::to_string(i), "must be a string");
-      out.push_back(value[i].get<std::string>());
-    }
-    return out;
-  }
-
-  int64_t integer(const char* key, int64_t fallback, int64_t low, int64_t high) const {
-    if (!has(key)) return fallback;
-    if (!object_[key].is_number_integer()) problem(key, "must be an integer");
-    const auto value = object_[key].get<int64_t>();
-    if (value < low || value > high) {
-      problem(key, "must be between " + std::to_string(low) + " and " + std::to_string(high));
-    }
-    return value;
-  }
-
-  void allow_only(const std::set<std::string>& keys) const {
-    for (const auto& [key, value] : object_.items()) {
-      if (keys.count(key) == 0) problem(key, "is not a known field");
-    }
-  }
-
- private:
-  const json& object_;
-  std::string pointer_;
-  const std::string& file_;
-};
-
 // The roles a chat format renders (tokenizer/chat_format.cc), checked here
 // so that a bad role fails before a model is loaded.
-void check_role(const Fields& fields, const std::string& key, const std::string& role) {
+void check_role(const JsonFields& fields, const std::string& key, const std::string& role) {
   if (role != "system" && role != "user" && role != "assistant" && role != "tool")
     fields.problem(key, "unknown chat role '" + role + "' (system, user, assistant, tool)");
 }
@@ -108,7 +40,7 @@ std::set<std::string> placeholders(const std::string& text) {
 
 // Every placeholder must be a variable, or {value} where `value_rule` allows
 // it ("required", "allowed", "forbidden").
-void check_templates(const Fields& fields, const char* key,
+void check_templates(const JsonFields& fields, const char* key,
                      const std::vector<std::string>& templates,
                      const std::map<std::string, std::vector<std::string>>& variables,
                      const std::string& value_rule) {
@@ -130,8 +62,8 @@ void check_templates(const Fields& fields, const char* key,
   }
 }
 
-Payload parse_payload(const Fields& f) {
-  const Fields p(f.at("payload"), f.pointer("payload"), f.file());
+Payload parse_payload(const JsonFields& f) {
+  const JsonFields p(f.at("payload"), f.pointer("payload"), f.file());
   p.allow_only({"type", "values", "digits", "distractors"});
   Payload payload;
   const std::string type = p.text("type", "", true);
@@ -164,14 +96,14 @@ Payload parse_payload(const Fields& f) {
   return payload;
 }
 
-std::vector<Construction> parse_constructions(const Fields& f) {
+std::vector<Construction> parse_constructions(const JsonFields& f) {
   std::vector<Construction> out;
   if (!f.has("constructions")) return out;
   const json& list = f.at("constructions");
   if (!list.is_array() || list.empty()) f.problem("constructions", "must be a non-empty list");
   std::set<std::string> ids;
   for (size_t i = 0; i < list.size(); ++i) {
-    const Fields c(list[i], f.pointer("constructions") + "/" + std::to_string(i), f.file());
+    const JsonFields c(list[i], f.pointer("constructions") + "/" + std::to_string(i), f.file());
     c.allow_only({"id", "templates", "text"});
     Construction construction{c.text("id", "", true), c.has("templates")
                                                           ? c.texts("templates", true)
@@ -183,23 +115,23 @@ std::vector<Construction> parse_constructions(const Fields& f) {
   return out;
 }
 
-std::vector<FillerTurn> parse_fillers(const Fields& f) {
+std::vector<FillerTurn> parse_fillers(const JsonFields& f) {
   std::vector<FillerTurn> out;
   if (!f.has("fillers")) return out;
   const json& list = f.at("fillers");
   if (!list.is_array()) f.problem("fillers", "must be a list of {user, assistant} turns");
   for (size_t i = 0; i < list.size(); ++i) {
-    const Fields t(list[i], f.pointer("fillers") + "/" + std::to_string(i), f.file());
+    const JsonFields t(list[i], f.pointer("fillers") + "/" + std::to_string(i), f.file());
     t.allow_only({"user", "assistant"});
     out.push_back({t.text("user", "", true), t.text("assistant", "", true)});
   }
   return out;
 }
 
-std::map<std::string, std::vector<std::string>> parse_variables(const Fields& f) {
+std::map<std::string, std::vector<std::string>> parse_variables(const JsonFields& f) {
   std::map<std::string, std::vector<std::string>> variables;
   if (!f.has("variables")) return variables;
-  const Fields v(f.at("variables"), f.pointer("variables"), f.file());
+  const JsonFields v(f.at("variables"), f.pointer("variables"), f.file());
   for (const auto& [name, values] : f.at("variables").items()) {
     if (name == "value") v.problem(name, "'value' is reserved for the payload");
     variables[name] = v.texts(name.c_str(), true);
@@ -208,7 +140,7 @@ std::map<std::string, std::vector<std::string>> parse_variables(const Fields& f)
 }
 
 Scenario parse_fields(const json& doc, const std::string& file) {
-  const Fields f(doc, "", file);
+  const JsonFields f(doc, "", file);
   f.allow_only({"name", "finding", "suite", "family", "system", "variables", "payload", "source",
                 "carriers", "constructions", "fillers", "distances", "record", "query", "pairs",
                 "seed"});
@@ -220,7 +152,7 @@ Scenario parse_fields(const json& doc, const std::string& file) {
   s.variables = parse_variables(f);
   s.system = f.texts("system", false);
   s.payload = parse_payload(f);
-  const Fields source(f.at("source"), f.pointer("source"), file);
+  const JsonFields source(f.at("source"), f.pointer("source"), file);
   source.allow_only({"role", "templates"});
   s.source_role = source.text("role", "user");
   check_role(source, "role", s.source_role);
@@ -250,7 +182,7 @@ Scenario parse_fields(const json& doc, const std::string& file) {
       f.problem("distances", "a distance exceeds the number of filler turns");
   }
   s.record = f.texts("record", true);
-  const Fields q(f.at("query"), f.pointer("query"), file);
+  const JsonFields q(f.at("query"), f.pointer("query"), file);
   q.allow_only({"question", "answer_prefix", "answer_format"});
   s.question = q.texts("question", true);
   s.answer_prefix = q.texts("answer_prefix", false);
@@ -312,20 +244,7 @@ std::string fill_template(const std::string& text,
 }
 
 Scenario parse_scenario(const std::string& text, const std::string& name_for_errors) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    size_t line = 1;
-    size_t column = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      column = text[i] == '\n' ? 1 : column + 1;
-      line += text[i] == '\n' ? 1 : 0;
-    }
-    const std::string message = e.what();
-    fail(name_for_errors, ":", line, ":", column,
-         ": invalid JSON: ", message.substr(message.find(']') + 2));
-  }
+  json doc = parse_json_text(text, name_for_errors);
   Scenario scenario = parse_fields(doc, name_for_errors);
   // The family is a label for calibration, not part of the experiment: runs
   // stored before a scenario was labelled keep matching it.
@@ -334,6 +253,17 @@ Scenario parse_scenario(const std::string& text, const std::string& name_for_err
   scenario.hash = str_cat(
       std::hex, fnv1a64({reinterpret_cast<const uint8_t*>(canonical.data()), canonical.size()}));
   return scenario;
+}
+
+std::vector<std::string> scenario_files(const std::string& folder) {
+  if (!std::filesystem::is_directory(folder)) fail(folder, ": no such scenario folder");
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+  }
+  if (files.empty()) fail(folder, ": holds no scenario (*.json)");
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 Scenario load_scenario(const std::string& path) {

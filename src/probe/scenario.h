@@ -69,6 +69,10 @@ struct Scenario {
 Scenario parse_scenario(const std::string& text, const std::string& name_for_errors);
 Scenario load_scenario(const std::string& path);
 
+// The scenario files (*.json) of a folder, sorted; throws Error when the
+// folder does not exist or holds none.
+std::vector<std::string> scenario_files(const std::string& folder);
+
 // Replaces {name} placeholders from `values`; throws Error on an unknown one.
 std::string fill_template(const std::string& text,
                           const std::map<std::string, std::string>& values);
