@@ -19,6 +19,18 @@ int argmax(const std::vector<double>& values) {
   return static_cast<int>(std::max_element(values.begin(), values.end()) - values.begin());
 }
 
+// A run's wall time sums its stretches of computing; when its start-to-finish
+// span is longer by more than a minute, it was stopped and resumed.
+bool was_resumed(const store::RunRecord& run) {
+  constexpr double kSlackSeconds = 60.0;
+  const std::optional<int64_t> started = store::iso8601_seconds(run.started_at);
+  const std::optional<int64_t> finished = store::iso8601_seconds(run.finished_at);
+  return started && finished &&
+         static_cast<double>(*finished - *started) > run.wall_seconds + kSlackSeconds;
+}
+
+}  // namespace
+
 report::ConditionResult summarize_condition(std::string_view condition,
                                             const std::vector<const store::PairRecord*>& pairs,
                                             uint64_t seed) {
@@ -68,18 +80,6 @@ report::ConditionResult summarize_condition(std::string_view condition,
   }
   return result;
 }
-
-// A run's wall time sums its stretches of computing; when its start-to-finish
-// span is longer by more than a minute, it was stopped and resumed.
-bool was_resumed(const store::RunRecord& run) {
-  constexpr double kSlackSeconds = 60.0;
-  const std::optional<int64_t> started = store::iso8601_seconds(run.started_at);
-  const std::optional<int64_t> finished = store::iso8601_seconds(run.finished_at);
-  return started && finished &&
-         static_cast<double>(*finished - *started) > run.wall_seconds + kSlackSeconds;
-}
-
-}  // namespace
 
 report::RunInfo run_info(const store::RunRecord& run) {
   report::RunInfo info = {

@@ -4,12 +4,20 @@
 // for visible and record the accuracy against the true values.
 #pragma once
 
+#include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "report/report_data.h"
 #include "store/results_db.h"
 
 namespace eventkv::probe {
+
+// One condition's statistics over `pairs` (those lacking the condition are
+// skipped); `seed` seeds the margin's bootstrap interval.
+report::ConditionResult summarize_condition(std::string_view condition,
+                                            const std::vector<const store::PairRecord*>& pairs,
+                                            uint64_t seed);
 
 // One CellResult per (construction, distance) of the run, in a stable order.
 std::vector<report::CellResult> summarize_run(const store::RunRecord& run,
