@@ -37,10 +37,10 @@ struct FamilyStats {
   int64_t anti = 0;
   int64_t unmoved = 0;
   int64_t other = 0;
-  double recovery = 0.0;  // aligned / pairs
+  double recovery = 0.0;      // aligned / pairs
   double recovery_low = 0.0;  // 95% Wilson interval
   double recovery_high = 0.0;
-  double margin = 0.0;  // mean paired logit margin (nats)
+  double margin = 0.0;      // mean paired logit margin (nats)
   double margin_low = 0.0;  // 95% bootstrap interval
   double margin_high = 0.0;
   bool meets_rule = false;  // this family alone satisfies the rule's bounds
@@ -61,6 +61,9 @@ struct Profile {
   std::string model_fingerprint;  // 16 hex digits, as in the results database
   std::string eventkv_version;    // git version of the build that wrote it
   CertificationRule rule;
+  // Seeds every margin interval (probe::bootstrap_mean_interval, 2000
+  // resamples), so a profile is reproducible from its databases.
+  uint64_t bootstrap_seed = 1;
   std::vector<ProfileEntry> entries;  // sorted by payload type, then construction
 
   // The entry of a construction and payload type, or nullptr.
@@ -68,8 +71,20 @@ struct Profile {
   bool certifies(std::string_view construction, std::string_view payload_type) const;
 };
 
+// Whether a family's pairs count toward the rule's `min_families`: not the
+// pairs of a run whose scenario file was not found ("unresolved:NAME") or
+// has no "family" label ("unlabeled:NAME"), nor the pooled "all".
+bool counts_toward_rule(std::string_view family);
+
+// Sets meets_rule of each family (and of the pooled stats, which never count
+// toward the rule), then the entry's certified flag and its reason.
+void apply_rule(const CertificationRule& rule, ProfileEntry& entry);
+
 // Reads and validates a profile file; throws Error "PATH: problem" (a JSON
-// pointer for a bad field, an unsupported version).
+// pointer for a bad field, an unsupported version). A recovery interval that
+// is not the Wilson interval of its counts, or a certified or meets_rule flag
+// that the stated rule does not give, is refused: certification follows
+// from the counts alone, never from a hand-edited flag.
 Profile load_profile(const std::string& path);
 
 // The profile as JSON text (stable key order, so files diff cleanly).
