@@ -122,15 +122,17 @@ void run(const CalibrateOptions& options) {
     usage_error("--fingerprint", "names a model to read from --db; running scenarios needs -m");
   if (measuring && options.dbs.size() > 1)
     usage_error("--db", "--run measures into one database; give one --db");
-  if (!measuring && (options.quick || options.resume))
+  if (!measuring && (options.quick || options.resume)) {
     usage_error(options.quick ? "--quick" : "--resume",
                 "applies to measuring (no --db, or --run) only");
+  }
   const contract::ScenarioCatalog catalog = contract::ScenarioCatalog::load(options.scenarios);
   contract::CalibrationInput input;
   input.model_fingerprint = options.fingerprint;
-  if (!options.model.model.empty())
+  if (!options.model.model.empty()) {
     input.model_fingerprint =
         str_cat(std::hex, model::Model::load(options.model.model)->fingerprint());
+  }
   input.eventkv_version = EVENTKV_GIT_VERSION;
   const std::unique_ptr<TemporaryDb> temporary =
       measuring && options.dbs.empty() ? std::make_unique<TemporaryDb>() : nullptr;

@@ -47,9 +47,10 @@ std::string family_verdict(const CertificationRule& rule, const FamilyStats& sta
   if (stats.pairs == 0) return stats.family + ": no pairs";
   const std::string pairs = std::to_string(stats.pairs) + " pairs";
   const std::string anti = std::to_string(stats.anti) + " anti";
-  if (stats.meets_rule)
+  if (stats.meets_rule) {
     return stats.family + ": meets it (" + pairs + ", lower bound " + fixed3(stats.recovery_low) +
            ", " + anti + ")";
+  }
   std::string verdict = stats.family + ": " + pairs + ", lower bound " +
                         fixed3(stats.recovery_low) +
                         (stats.recovery_low >= rule.min_wilson_lower ? " >= " : " < ") +
@@ -145,9 +146,10 @@ void check_flags(const JsonFields& f, const CertificationRule& rule, const Profi
     if (entry.families[i].meets_rule != recomputed.families[i].meets_rule)
       f.item("families", i).problem("meets_rule", "disagrees with the rule and the counts");
   }
-  if (entry.pooled.meets_rule != recomputed.pooled.meets_rule)
+  if (entry.pooled.meets_rule != recomputed.pooled.meets_rule) {
     JsonFields(f.at("pooled"), f.pointer("pooled"), f.file())
         .problem("meets_rule", "disagrees with the rule and the counts");
+  }
   if (entry.certified != recomputed.certified)
     f.problem("certified", "disagrees with the rule and the counts");
 }
