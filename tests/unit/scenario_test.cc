@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,6 +91,27 @@ TEST(Scenario, BundledHashesMatchTheArchivedRuns) {
     EXPECT_EQ(s.hash, hash) << stem;
     EXPECT_EQ(s.family, "smart-home") << stem;
   }
+}
+
+// The second wording families (scenarios/families) line up with the paper
+// suite: the same construction ids, another family name for each payload.
+TEST(Scenario, FamiliesUseThePaperConstructionIds) {
+  std::set<std::string> paper_ids;
+  for (const std::string& file :
+       scenario_files((testing::source_dir() / "scenarios" / "paper").string())) {
+    for (const Construction& c : load_scenario(file).constructions) paper_ids.insert(c.id);
+  }
+  std::set<std::string> payloads;
+  for (const std::string& file :
+       scenario_files((testing::source_dir() / "scenarios" / "families").string())) {
+    const Scenario s = load_scenario(file);
+    EXPECT_FALSE(s.family.empty()) << file;
+    EXPECT_NE(s.family, "smart-home") << file;
+    payloads.insert(s.payload.label());
+    for (const Construction& c : s.constructions) EXPECT_EQ(paper_ids.count(c.id), 1u) << c.id;
+  }
+  EXPECT_EQ(payloads, (std::set<std::string>{"binary", "categorical", "integer-1", "integer-2",
+                                             "integer-3", "name"}));
 }
 
 TEST(Scenario, ErrorsNameTheFieldOrLine) {
