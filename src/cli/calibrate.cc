@@ -63,23 +63,26 @@ class TemporaryDb {
 // Runs every scenario of the catalog but the distance curves (they vary
 // where the query is, not the carrier) on the model into `db_path`.
 void measure(const CalibrateOptions& options, const contract::ScenarioCatalog& catalog,
-             const std::string& db_path) {
+             const std::string& db_path, bool temporary) {
   check_models({options.model.model}, options.model);
   const auto engine = load_engine(options.model);
   store::ResultsDb db(db_path);
   const InterruptGuard guard;
+  probe::RunOptions run;
+  run.pairs = options.quick ? kQuickPairs : 0;
+  run.resume = options.resume;
+  run.kv_cells = kv_cells(options.model, engine->model());
+  run.git_version = EVENTKV_GIT_VERSION;
   for (const probe::Scenario& scenario : catalog.scenarios()) {
     if (scenario.suite == "distance" || scenario.constructions.empty()) continue;
-    probe::RunOptions run;
-    run.pairs = options.quick ? kQuickPairs : 0;
-    run.resume = options.resume;
-    run.kv_cells = kv_cells(options.model, engine->model());
-    run.git_version = EVENTKV_GIT_VERSION;
     const probe::RunOutcome outcome =
         probe::run_scenario(engine, options.model.model, scenario, db, run, interrupted());
     std::fprintf(stderr, "%s on %s: %s\n", scenario.name.c_str(), options.model.model.c_str(),
                  probe::outcome_summary(outcome).c_str());
-    if (outcome.interrupted) fail("interrupted; finished pairs are stored in ", db_path);
+    if (outcome.interrupted && temporary)
+      fail("interrupted; measure with --run --db FILE to keep the finished pairs");
+    if (outcome.interrupted)
+      fail("interrupted; finished pairs are stored in ", db_path, " (continue with --resume)");
   }
 }
 
@@ -137,7 +140,7 @@ void run(const CalibrateOptions& options) {
   const std::unique_ptr<TemporaryDb> temporary =
       measuring && options.dbs.empty() ? std::make_unique<TemporaryDb>() : nullptr;
   input.databases = temporary ? std::vector<std::string>{temporary->path()} : options.dbs;
-  if (measuring) measure(options, catalog, input.databases.front());
+  if (measuring) measure(options, catalog, input.databases.front(), temporary != nullptr);
   const contract::Profile profile = contract::calibrate(input, catalog);
   print_profile(profile);
   if (!options.output.empty()) {
