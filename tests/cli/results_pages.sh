@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every results page with a database in docs/data is exactly what `eventkv
 # report --markdown` writes from it (bar line 3, the generation time and
-# version): docs/NAME.md from docs/data/NAME.db.xz, and docs/results.md from
+# version): docs/NAME.md from docs/data/NAME.db.xz (NAME: results-*; the
+# calibration-* archives are checked by profiles.sh), and docs/results.md from
 # all of them pooled in name order (scripts/results-page). No number on those
 # pages is hand-edited, and a report change that alters them fails until they
 # are regenerated.
@@ -26,7 +27,7 @@ check_page() {
 }
 
 dbs=()
-for archive in "$docs"/data/*.db.xz; do
+for archive in "$docs"/data/results-*.db.xz; do
   [ -e "$archive" ] || continue
   name=$(basename "$archive" .db.xz)
   xz -dc "$archive" >"$tmp/$name.db"
@@ -39,7 +40,7 @@ for archive in "$docs"/data/*.db.xz; do
   fi
 done
 if [ ${#dbs[@]} -eq 0 ]; then
-  echo "FAIL: no $docs/data/*.db.xz"
+  echo "FAIL: no $docs/data/results-*.db.xz"
   exit 1
 fi
 "$eventkv" merge "$tmp/all.db" "${dbs[@]}" >/dev/null
