@@ -26,7 +26,7 @@ namespace {
 
 // --quick: enough pairs to see a family fail, never enough to certify (24
 // pairs, all aligned, give a Wilson lower bound of 0.86).
-constexpr int kQuickPairs = 24;
+constexpr int kQuickCalibrationPairs = 24;
 
 struct CalibrateOptions {
   ModelOptions model;
@@ -69,7 +69,7 @@ void measure(const CalibrateOptions& options, const contract::ScenarioCatalog& c
   store::ResultsDb db(db_path);
   const InterruptGuard guard;
   probe::RunOptions run;
-  run.pairs = options.quick ? kQuickPairs : 0;
+  run.pairs = options.quick ? kQuickCalibrationPairs : 0;
   run.resume = options.resume;
   run.kv_cells = kv_cells(options.model, engine->model());
   run.git_version = EVENTKV_GIT_VERSION;
