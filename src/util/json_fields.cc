@@ -4,12 +4,10 @@
 
 namespace eventkv {
 
-using nlohmann::json;
-
-json parse_json_text(const std::string& text, const std::string& name_for_errors) {
+nlohmann::json parse_json_text(const std::string& text, const std::string& name_for_errors) {
   try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
     size_t line = 1;
     size_t column = 1;
     for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
@@ -22,7 +20,7 @@ json parse_json_text(const std::string& text, const std::string& name_for_errors
   }
 }
 
-JsonFields::JsonFields(const json& object, std::string pointer, std::string file)
+JsonFields::JsonFields(const nlohmann::json& object, std::string pointer, std::string file)
     : object_(object), pointer_(std::move(pointer)), file_(std::move(file)) {
   if (!object.is_object()) problem("", "must be an object");
 }
@@ -31,7 +29,7 @@ void JsonFields::problem(const std::string& key, const std::string& what) const 
   fail(file_, ": ", pointer_, key.empty() ? "" : "/" + key, ": ", what);
 }
 
-const json& JsonFields::at(const char* key) const {
+const nlohmann::json& JsonFields::at(const char* key) const {
   if (!has(key)) problem(key, "is required");
   return object_[key];
 }
@@ -50,7 +48,7 @@ std::vector<std::string> JsonFields::texts(const char* key, bool required) const
     if (required) problem(key, "is required");
     return {};
   }
-  const json& value = object_[key];
+  const nlohmann::json& value = object_[key];
   if (value.is_string()) return {value.get<std::string>()};
   if (!value.is_array() || value.empty())
     problem(key, "must be a string or a non-empty list of strings");
@@ -74,7 +72,7 @@ int64_t JsonFields::integer(const char* key, int64_t fallback, int64_t low, int6
 }
 
 double JsonFields::number(const char* key, double low, double high) const {
-  const json& value = at(key);
+  const nlohmann::json& value = at(key);
   if (!value.is_number()) problem(key, "must be a number");
   const auto number = value.get<double>();
   if (!(number >= low && number <= high))
@@ -83,13 +81,13 @@ double JsonFields::number(const char* key, double low, double high) const {
 }
 
 bool JsonFields::boolean(const char* key) const {
-  const json& value = at(key);
+  const nlohmann::json& value = at(key);
   if (!value.is_boolean()) problem(key, "must be true or false");
   return value.get<bool>();
 }
 
-const json& JsonFields::list(const char* key) const {
-  const json& value = at(key);
+const nlohmann::json& JsonFields::list(const char* key) const {
+  const nlohmann::json& value = at(key);
   if (!value.is_array()) problem(key, "must be a list");
   return value;
 }
