@@ -58,7 +58,7 @@ struct ProfileEntry {
 struct Profile {
   int version = kProfileVersion;
   std::string model_name;
-  std::string model_fingerprint;  // 16 hex digits, as in the results database
+  std::string model_fingerprint;  // hex, as the results database stores it (up to 16 digits)
   std::string eventkv_version;    // git version of the build that wrote it
   CertificationRule rule;
   // Seeds every margin interval (probe::bootstrap_mean_interval, 2000
