@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "probe/stats.h"
+#include "test_support.h"
 #include "util/error.h"
 
 namespace eventkv::contract {
@@ -191,6 +192,18 @@ TEST_F(ProfileFile, AnIntervalThatIsNotItsCountsIsRefused) {
 
 TEST_F(ProfileFile, AMissingFileIsNamed) {
   EXPECT_EQ(load_error(), path_ + ": cannot open profile");
+}
+
+// The committed profiles (profiles/, written by scripts/profiles) are what
+// the contract runtime reads: each must load.
+TEST(Profiles, CommittedProfilesLoad) {
+  int profiles = 0;
+  for (const auto& file : std::filesystem::directory_iterator(testing::source_dir() / "profiles")) {
+    const Profile profile = load_profile(file.path().string());
+    EXPECT_FALSE(profile.entries.empty()) << file.path();
+    ++profiles;
+  }
+  EXPECT_EQ(profiles, 4);
 }
 
 }  // namespace
