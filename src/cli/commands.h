@@ -18,5 +18,6 @@ void add_merge_command(CLI::App& app);
 void add_landing_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_suite_command(CLI::App& app);
+void add_contract_command(CLI::App& app);
 
 }  // namespace eventkv::cli
