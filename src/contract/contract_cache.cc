@@ -149,6 +149,11 @@ void ContractCache::check_evictable(std::span<const std::string> ids) const {
 
 std::vector<Decision> ContractCache::evict(std::span<const std::string> ids) {
   check_evictable(ids);
+  if (options_.verify && !pristine_) {
+    pristine_ = kv_.fork();
+    pristine_saw_ = saw_;
+    pristine_operations_ = operations_.size();
+  }
   operations_.push_back({{}, {ids.begin(), ids.end()}});
   std::vector<std::string> plain;
   std::vector<std::string> forgotten;
@@ -177,29 +182,41 @@ std::vector<Decision> ContractCache::evict(std::span<const std::string> ids) {
       }
     }
   }
-  if (!forgotten.empty()) {
-    const ForgetProof proof = forget_events(forgotten);
-    for (const std::string& id : forgotten) {
-      const std::string evidence = str_cat(
-          "recomputed ", proof.recomputed_events, " descendant events (", proof.recomputed_rows,
-          " rows, ", static_cast<int64_t>(proof.recompute_ms), " ms)",
-          proof.verified ? str_cat("; value-independent: ", proof.value_independent ? "yes" : "NO",
-                                   ", equals fresh compute: ", proof.equals_fresh ? "yes" : "NO")
-                         : "; not verified");
-      const AgentEvent& s = *spec(id);
-      if (s.facts.empty()) decisions.push_back({id, "", Keeping::kForgotten, evidence, 0, 0});
-      for (const Fact& f : s.facts)
-        decisions.push_back(
-            {id, f.key, Keeping::kForgotten, evidence, proof.recomputed_rows, proof.recompute_ms});
-    }
-  }
+  std::vector<std::string> recomputed;
+  ForgetProof proof;
+  if (!forgotten.empty()) recomputed = forget_events(forgotten, proof);
   if (options_.enforce) keep_recall_facts(decisions);
+  // Proved once the whole eviction (records included) is done: the replay
+  // repeats all of it.
+  if (!forgotten.empty() && options_.verify) prove(proof, forgotten, recomputed);
+  if (!forgotten.empty()) {
+    proofs_.push_back(proof);
+    add_forget_decisions(proof, forgotten, decisions);
+  }
   log_.insert(log_.end(), decisions.begin(), decisions.end());
   return decisions;
 }
 
-ForgetProof ContractCache::forget_events(const std::vector<std::string>& ids) {
-  ForgetProof proof;
+void ContractCache::add_forget_decisions(const ForgetProof& proof,
+                                         const std::vector<std::string>& ids,
+                                         std::vector<Decision>& decisions) const {
+  const std::string evidence = str_cat(
+      "recomputed ", proof.recomputed_events, " descendant events (", proof.recomputed_rows,
+      " rows, ", static_cast<int64_t>(proof.recompute_ms), " ms)",
+      proof.verified ? str_cat("; value-independent: ", proof.value_independent ? "yes" : "NO",
+                               ", equals fresh compute: ", proof.equals_fresh ? "yes" : "NO")
+                     : "; not verified");
+  for (const std::string& id : ids) {
+    const AgentEvent& s = *spec(id);
+    if (s.facts.empty()) decisions.push_back({id, "", Keeping::kForgotten, evidence, 0, 0});
+    for (const Fact& f : s.facts)
+      decisions.push_back(
+          {id, f.key, Keeping::kForgotten, evidence, proof.recomputed_rows, proof.recompute_ms});
+  }
+}
+
+std::vector<std::string> ContractCache::forget_events(const std::vector<std::string>& ids,
+                                                     ForgetProof& proof) {
   for (const std::string& id : ids) proof.event += (proof.event.empty() ? "" : ",") + id;
   std::set<std::string> targets;
   for (const std::string& id : ids) {
@@ -223,9 +240,7 @@ ForgetProof ContractCache::forget_events(const std::vector<std::string>& ids) {
   }
   proof.recompute_ms = to_ms(seconds);
   for (const std::string& id : recomputed) refresh_visibility(static_cast<size_t>(event_index(id)));
-  if (options_.verify) prove(proof, ids, recomputed);
-  proofs_.push_back(proof);
-  return proof;
+  return recomputed;
 }
 
 int32_t ContractCache::event_index(std::string_view id) const {
@@ -287,9 +302,11 @@ bool ContractCache::equals_fresh(const std::vector<std::string>& recomputed) con
     for (const kv::EventState& e : events) mask.remove(e.id, v.id);
   }
   const auto copied = [&](const kv::EventState& e) { return e.retained && again.count(e.id) == 0; };
-  kv::EventKV fresh(engine_, arena_);
+  // The events before the first recomputed one are shared as they are.
+  size_t i = recomputed.empty() ? events.size() : static_cast<size_t>(event_index(recomputed[0]));
+  kv::EventKV fresh = kv_.fork(static_cast<int64_t>(i));
   const int64_t n_layer = engine_->model().config().n_layer;
-  for (size_t i = 0; i < events.size();) {
+  while (i < events.size()) {
     const bool copy = copied(events[i]);
     std::vector<kv::EventTokens> group;
     for (; i < events.size() && copied(events[i]) == copy; ++i)
@@ -298,7 +315,11 @@ bool ContractCache::equals_fresh(const std::vector<std::string>& recomputed) con
     if (!copy) continue;
     for (const kv::EventTokens& e : group) fresh.transplant(kv_, e.id, 0, n_layer);
   }
-  fresh.evict(evicted);
+  std::vector<std::string> evict_now;
+  for (const std::string& id : evicted) {
+    if (fresh.event(id).retained) evict_now.push_back(id);
+  }
+  fresh.evict(evict_now);
   return same_rows(kv_, fresh);
 }
 
@@ -434,11 +455,41 @@ ContractCache ContractCache::replay(
     ContractOptions options) const {
   ContractCache other(engine_, arena_, format_, profile_, options);
   other.token_overrides_ = tokens;
-  for (const Operation& op : operations_) {
-    if (!op.append.empty()) other.append(op.append);
-    if (!op.evict.empty()) other.evict(op.evict);
+  const size_t first_operation = other.start_from_pristine(*this) ? pristine_operations_ : 0;
+  for (size_t o = first_operation; o < operations_.size(); ++o) {
+    if (!operations_[o].append.empty()) other.append(operations_[o].append);
+    if (!operations_[o].evict.empty()) other.evict(operations_[o].evict);
   }
   return other;
+}
+
+// When every replaced event was computed before the first eviction, the
+// replay shares the rows before the first of them and computes the rest of
+// the history as it was before any eviction.
+bool ContractCache::start_from_pristine(const ContractCache& origin) {
+  if (!origin.pristine_) return false;
+  const auto& events = origin.pristine_->events();
+  size_t first = events.size();
+  for (const auto& [id, replaced] : token_overrides_) {
+    const auto it = std::find_if(events.begin(), events.end(),
+                                 [&](const kv::EventState& e) { return e.id == id; });
+    if (it == events.end()) return false;
+    first = std::min(first, static_cast<size_t>(it - events.begin()));
+  }
+  kv_ = origin.pristine_->fork(static_cast<int64_t>(first));
+  saw_.assign(origin.pristine_saw_.begin(),
+              origin.pristine_saw_.begin() + static_cast<std::ptrdiff_t>(first));
+  std::vector<kv::EventTokens> rest;
+  for (size_t e = first; e < events.size(); ++e) {
+    const auto it = token_overrides_.find(events[e].id);
+    rest.push_back(
+        {events[e].id, events[e].role, it == token_overrides_.end() ? events[e].tokens : it->second});
+  }
+  if (!rest.empty()) compute_appended(std::move(rest));
+  for (const kv::EventState& e : events) {
+    if (const AgentEvent* s = origin.spec(e.id)) specs_.emplace(e.id, *s);
+  }
+  return true;
 }
 
 std::vector<int32_t> ContractCache::render_content(std::string_view id,

@@ -65,7 +65,9 @@ struct ContractOptions {
   // Honour policies; off: every eviction is plain (the comparison the
   // contract is measured against).
   bool enforce = true;
-  // Prove each verified forgetting (two extra computations of the history).
+  // Prove each verified forgetting (two extra computations of what follows
+  // the forgotten event). Keeps the rows as computed before the first
+  // eviction allocated, for the replays.
   bool verify = true;
 };
 
@@ -125,7 +127,11 @@ class ContractCache {
   void track_visibility(size_t first_event);
   void refresh_visibility(size_t event);
   std::vector<std::string> descendants(size_t event) const;
-  ForgetProof forget_events(const std::vector<std::string>& ids);
+  // Evicts the events and recomputes their descendants; returns those.
+  std::vector<std::string> forget_events(const std::vector<std::string>& ids, ForgetProof& proof);
+  void add_forget_decisions(const ForgetProof& proof, const std::vector<std::string>& ids,
+                            std::vector<Decision>& decisions) const;
+  bool start_from_pristine(const ContractCache& origin);
   void prove(ForgetProof& proof, const std::vector<std::string>& ids,
              const std::vector<std::string>& recomputed) const;
   bool equals_fresh(const std::vector<std::string>& recomputed) const;
@@ -147,6 +153,12 @@ class ContractCache {
   std::vector<std::vector<char>> saw_;
   std::map<std::string, std::vector<int32_t>, std::less<>> token_overrides_;
   std::vector<Operation> operations_;
+  // With verify: the history as computed before the first eviction (rows
+  // shared, so evicted rows stay allocated while the cache lives), which
+  // replays start from instead of computing everything again.
+  std::optional<kv::EventKV> pristine_;
+  std::vector<std::vector<char>> pristine_saw_;
+  size_t pristine_operations_ = 0;
   std::vector<Decision> log_;
   std::vector<ForgetProof> proofs_;
 };

@@ -37,10 +37,10 @@ struct FamilyStats {
   int64_t anti = 0;
   int64_t unmoved = 0;
   int64_t other = 0;
-  double recovery = 0.0;  // aligned / pairs
+  double recovery = 0.0;      // aligned / pairs
   double recovery_low = 0.0;  // 95% Wilson interval
   double recovery_high = 0.0;
-  double margin = 0.0;  // mean paired logit margin (nats)
+  double margin = 0.0;      // mean paired logit margin (nats)
   double margin_low = 0.0;  // 95% bootstrap interval
   double margin_high = 0.0;
   bool meets_rule = false;  // this family alone satisfies the rule's bounds
