@@ -98,35 +98,56 @@ store::RunRecord run_record(const kv::Engine& engine, const std::string& model_p
   return run;
 }
 
-// --resume continues the newest run of the same model, scenario file, pair
-// count and shard. When there is none but an unfinished run of the same
-// scenario name differs in the file or the pair count, say what differs
-// instead of silently starting a new run beside it.
-void check_resumable(store::ResultsDb& db, const store::RunRecord& record) {
-  const std::vector<store::RunRecord> runs = db.runs();
-  const auto same_shard = [&](const store::RunRecord& run) {
+// --resume continues the newest run (or landing analysis) of the same model,
+// scenario file, pair count and slot (shard, or cell). When there is none but
+// an unfinished one of the same scenario name in the same slot differs in the
+// file or the pair count, say what differs instead of silently starting a new
+// one beside it. `what` names it in the message: "run" or "landing analysis";
+// `pairs` says what --pairs counts.
+template <typename Record, typename SameSlot>
+void check_resumable(const std::vector<Record>& stored, const Record& record,
+                     const SameSlot& same_slot, const std::string& what, const char* pairs) {
+  const auto same_name = [&](const Record& run) {
     return run.model_fingerprint == record.model_fingerprint &&
-           run.scenario_name == record.scenario_name && run.shard_index == record.shard_index &&
-           run.shard_count == record.shard_count;
+           run.scenario_name == record.scenario_name && same_slot(run);
   };
-  for (const store::RunRecord& run : runs) {
-    if (same_shard(run) && run.scenario_hash == record.scenario_hash && run.seed == record.seed &&
+  for (const Record& run : stored) {
+    if (same_name(run) && run.scenario_hash == record.scenario_hash && run.seed == record.seed &&
         run.n_pairs == record.n_pairs)
       return;
   }
   // Newest first (std::views::reverse is beyond clang 14 with libstdc++ 12).
-  for (size_t i = runs.size(); i-- > 0;) {
-    const store::RunRecord& run = runs[i];
-    if (!same_shard(run) || run.status == "complete") continue;
-    const std::string which = str_cat("--resume: run ", run.id, " of '", run.scenario_name, "' on ",
-                                      run.model_name, " (", run.status, ") ");
+  for (size_t i = stored.size(); i-- > 0;) {
+    const Record& run = stored[i];
+    if (!same_name(run) || run.status == "complete") continue;
+    const std::string which = str_cat("--resume: ", what, " ", run.id, " of '", run.scenario_name,
+                                      "' on ", run.model_name, " (", run.status, ") ");
     if (run.scenario_hash != record.scenario_hash || run.seed != record.seed) {
       fail(which, "was started from another version of the scenario file; run without --resume ",
-           "to start a new run");
+           "to start a new ", what);
     }
-    fail(which, "was started with ", run.n_pairs, " pairs per cell, not ", record.n_pairs,
-         "; resume it with --pairs ", run.n_pairs, ", or run without --resume to start a new run");
+    fail(which, "was started with ", run.n_pairs, " ", pairs, ", not ", record.n_pairs,
+         "; resume it with --pairs ", run.n_pairs, ", or run without --resume to start a new ",
+         what);
   }
+}
+
+void check_resumable(store::ResultsDb& db, const store::RunRecord& record) {
+  check_resumable(
+      db.runs(), record,
+      [&](const store::RunRecord& run) {
+        return run.shard_index == record.shard_index && run.shard_count == record.shard_count;
+      },
+      "run", "pairs per cell");
+}
+
+void check_resumable(store::ResultsDb& db, const store::LandingRunRecord& record) {
+  check_resumable(
+      db.landing_runs(), record,
+      [&](const store::LandingRunRecord& run) {
+        return run.construction == record.construction && run.distance == record.distance;
+      },
+      "landing analysis", "pairs");
 }
 
 }  // namespace
@@ -324,6 +345,7 @@ RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario
   record.build = compute::build_description();
   record.events_json = landing_events(tokenize_pair(scenario, cell, 0, format, tok), tok).dump();
   RunOutcome outcome;
+  if (options.resume) check_resumable(db, record);
   const store::OpenedRun opened = db.open_landing(record, options.resume);
   outcome.run_id = opened.id;
   outcome.already_complete = opened.complete;
