@@ -11,6 +11,7 @@
 #include "probe/conditions.h"
 #include "probe/landing.h"
 #include "probe/pairs.h"
+#include "probe/stored_pair.h"
 #include "report/format.h"
 #include "util/error.h"
 #include "util/progress.h"
@@ -47,45 +48,19 @@ std::string model_display_name(const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
 
-json events_json(const std::vector<events::Event>& events) {
-  json out = json::array();
-  for (const events::Event& e : events)
-    out.push_back({{"id", e.id}, {"role", e.role}, {"content", e.content}});
-  return out;
-}
-
-store::PairRecord pair_record(const TokenizedPair& pair, const Cell& cell,
-                              const PairScores& scores) {
-  store::PairRecord record;
-  record.pair_index = pair.texts.index;
-  record.construction = cell.construction;
-  record.distance = cell.distance;
-  record.value_a = pair.texts.value_a;
-  record.value_b = pair.texts.value_b;
-  record.candidates = pair.texts.candidates;
-  record.texts_json =
-      json{{"a", events_json(pair.texts.events_a)}, {"b", events_json(pair.texts.events_b)},
-           {"record_a", pair.texts.record_a},       {"record_b", pair.texts.record_b},
-           {"question", pair.texts.question},       {"answer_prefix", pair.texts.answer_prefix}}
-          .dump();
-  for (const auto& e : pair.events_a) record.n_tokens += static_cast<int64_t>(e.tokens.size());
-  record.rejected = pair.rejected;
-  for (const ConditionScores& c : scores.conditions) {
-    record.conditions[std::string(c.condition)] = {{c.a.log_probs}, {c.b.log_probs}};
-  }
-  return record;
-}
-
 store::RunRecord run_record(const kv::Engine& engine, const std::string& model_path,
-                            const Scenario& scenario, const RunOptions& options, int n_pairs) {
+                            const Scenario& scenario, const tokenizer::ChatFormat& format,
+                            const RunOptions& options, int n_pairs) {
   store::RunRecord run;
   run.model_name = model_display_name(model_path);
   run.model_path = model_path;
-  run.model_fingerprint = str_cat(std::hex, engine.model().fingerprint());
+  run.model_fingerprint = model_fingerprint(engine.model());
   run.scenario_name = scenario.name;
   run.scenario_suite = scenario.suite;
   run.scenario_finding = scenario.finding;
   run.scenario_hash = scenario.hash;
+  run.scenario_json = scenario.json;
+  run.chat_format = format.name();
   run.payload_type = scenario.payload.label();
   run.git_version = options.git_version;
   run.isa = compute::kernels().isa;
@@ -152,6 +127,10 @@ void check_resumable(store::ResultsDb& db, const store::LandingRunRecord& record
 
 }  // namespace
 
+std::string model_fingerprint(const model::Model& model) {
+  return str_cat(std::hex, model.fingerprint());
+}
+
 std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& options) {
   const auto wanted = [](const auto& list, const auto& value) {
     return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
@@ -200,7 +179,8 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
   const std::vector<Cell> cells = selected_cells(scenario, options);
   const int n_pairs = options.pairs > 0 ? options.pairs : scenario.pairs;
   RunOutcome outcome;
-  const store::RunRecord record = run_record(*engine, model_path, scenario, options, n_pairs);
+  const store::RunRecord record =
+      run_record(*engine, model_path, scenario, format, options, n_pairs);
   if (options.resume) check_resumable(db, record);
   const store::OpenedRun opened = db.open_run(record, options.resume);
   outcome.run_id = opened.id;
@@ -333,7 +313,7 @@ RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario
   const Cell cell = landing_cell(scenario, options);
   store::LandingRunRecord record;
   record.model_name = model_display_name(engine->model().file().name());
-  record.model_fingerprint = str_cat(std::hex, engine->model().fingerprint());
+  record.model_fingerprint = model_fingerprint(engine->model());
   record.scenario_name = scenario.name;
   record.scenario_hash = scenario.hash;
   record.construction = cell.construction;

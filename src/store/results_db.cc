@@ -80,7 +80,10 @@ struct AddedColumn {
   const char* column;
 };
 constexpr AddedColumn kAddedColumns[] = {
-    {"runs", "isa"}, {"runs", "build"}, {"landing_runs", "isa"}, {"landing_runs", "build"}};
+    {"runs", "isa"},         {"runs", "build"},
+    {"landing_runs", "isa"}, {"landing_runs", "build"},  // schema 2
+    {"runs", "chat_format"}, {"pairs", "spans"},         // schema 3
+};
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -92,12 +95,13 @@ CREATE TABLE IF NOT EXISTS runs (
   git_version TEXT NOT NULL, seed INTEGER NOT NULL, threads INTEGER NOT NULL, n_pairs INTEGER NOT NULL,
   shard_index INTEGER NOT NULL, shard_count INTEGER NOT NULL,
   started_at TEXT NOT NULL, finished_at TEXT NOT NULL DEFAULT '', wall_seconds REAL NOT NULL DEFAULT 0,
-  status TEXT NOT NULL, isa TEXT NOT NULL DEFAULT '', build TEXT NOT NULL DEFAULT '');
+  status TEXT NOT NULL, isa TEXT NOT NULL DEFAULT '', build TEXT NOT NULL DEFAULT '',
+  chat_format TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS pairs (
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   pair_index INTEGER NOT NULL, construction TEXT NOT NULL, distance INTEGER NOT NULL,
   value_a INTEGER NOT NULL, value_b INTEGER NOT NULL, candidates TEXT NOT NULL, texts TEXT NOT NULL,
-  n_tokens INTEGER NOT NULL, rejected INTEGER NOT NULL,
+  n_tokens INTEGER NOT NULL, rejected INTEGER NOT NULL, spans TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (run_id, pair_index, construction, distance));
 CREATE TABLE IF NOT EXISTS scores (
   run_id INTEGER NOT NULL, pair_index INTEGER NOT NULL, construction TEXT NOT NULL, distance INTEGER NOT NULL,
@@ -124,7 +128,7 @@ constexpr const char* kRunColumns =
     "model_name, model_path, model_fingerprint, scenario_name, scenario_suite, scenario_finding, "
     "scenario_hash, scenario_json, payload_type, git_version, seed, threads, n_pairs, "
     "shard_index, shard_count, started_at, finished_at, wall_seconds, status";
-constexpr const char* kRunAddedColumns = "isa, build";
+constexpr const char* kRunAddedColumns = "isa, build, chat_format";
 
 RunRecord read_run(const Statement& s) {
   RunRecord r;
@@ -150,6 +154,7 @@ RunRecord read_run(const Statement& s) {
   r.status = s.column_text(19);
   r.isa = s.column_text(20);
   r.build = s.column_text(21);
+  r.chat_format = s.column_text(22);
   return r;
 }
 
@@ -157,7 +162,7 @@ int64_t insert_run(Database& db, const RunRecord& r) {
   Statement insert(db,
                    str_cat("INSERT INTO runs (", kRunColumns, ", ", kRunAddedColumns,
                            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-                           "?15, ?16, ?17, ?18, ?19, ?20, ?21)"));
+                           "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"));
   insert.bind(1, r.model_name)
       .bind(2, r.model_path)
       .bind(3, r.model_fingerprint)
@@ -174,12 +179,16 @@ int64_t insert_run(Database& db, const RunRecord& r) {
       .bind(16, r.started_at)
       .bind(17, r.finished_at);
   insert.bind(18, r.wall_seconds).bind(19, r.status).bind(20, r.isa).bind(21, r.build);
+  insert.bind(22, r.chat_format);
   insert.run();
   return db.last_insert_id();
 }
 
 void insert_pair(Database& db, int64_t run_id, const PairRecord& pair) {
-  Statement insert(db, "INSERT INTO pairs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  Statement insert(db,
+                   "INSERT INTO pairs (run_id, pair_index, construction, distance, value_a, "
+                   "value_b, candidates, texts, n_tokens, rejected, spans) VALUES (?1, ?2, ?3, ?4, "
+                   "?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   insert.bind(1, run_id)
       .bind(2, pair.pair_index)
       .bind(3, pair.construction)
@@ -188,7 +197,7 @@ void insert_pair(Database& db, int64_t run_id, const PairRecord& pair) {
   insert.bind(7, nlohmann::json(pair.candidates).dump())
       .bind(8, pair.texts_json)
       .bind(9, pair.n_tokens);
-  insert.bind(10, static_cast<int64_t>(pair.rejected));
+  insert.bind(10, static_cast<int64_t>(pair.rejected)).bind(11, pair.spans_json);
   insert.run();
   Statement score(db, "INSERT INTO scores VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   score.bind(1, run_id)
@@ -329,7 +338,8 @@ void ResultsDb::store_pair(int64_t run_id, const PairRecord& pair) {
 
 std::vector<RunRecord> ResultsDb::runs() {
   Statement select(db_, str_cat("SELECT id, ", kRunColumns, ", ", column_or_blank("runs", "isa"),
-                                ", ", column_or_blank("runs", "build"), " FROM runs ORDER BY id"));
+                                ", ", column_or_blank("runs", "build"), ", ",
+                                column_or_blank("runs", "chat_format"), " FROM runs ORDER BY id"));
   std::vector<RunRecord> out;
   while (select.step()) out.push_back(read_run(select));
   return out;
@@ -337,10 +347,10 @@ std::vector<RunRecord> ResultsDb::runs() {
 
 std::vector<PairRecord> ResultsDb::pairs(int64_t run_id) {
   std::map<std::tuple<int64_t, std::string, int>, PairRecord> by_key;
-  Statement select(
-      db_,
-      "SELECT pair_index, construction, distance, value_a, value_b, candidates, texts, n_tokens, "
-      "rejected FROM pairs WHERE run_id = ?1");
+  Statement select(db_,
+                   str_cat("SELECT pair_index, construction, distance, value_a, value_b, "
+                           "candidates, texts, n_tokens, rejected, ",
+                           column_or_blank("pairs", "spans"), " FROM pairs WHERE run_id = ?1"));
   select.bind(1, run_id);
   while (select.step()) {
     PairRecord p;
@@ -353,6 +363,7 @@ std::vector<PairRecord> ResultsDb::pairs(int64_t run_id) {
     p.texts_json = select.column_text(6);
     p.n_tokens = select.column_int(7);
     p.rejected = static_cast<int>(select.column_int(8));
+    p.spans_json = select.column_text(9);
     by_key[{p.pair_index, p.construction, p.distance}] = p;
   }
   Statement scores(

@@ -26,7 +26,8 @@ struct RunRecord {
   std::string scenario_suite;
   std::string scenario_finding;
   std::string scenario_hash;
-  std::string scenario_json;
+  std::string scenario_json;  // the scenario's canonical JSON ("" before schema 3)
+  std::string chat_format;    // the history's rendering (tokenizer::ChatFormat), "" before schema 3
   std::string payload_type;
   std::string git_version;  // every version that computed its pairs, space-separated (resumes)
   std::string isa;          // kernels that computed its pairs (compute::kernels), " | "-separated
@@ -54,7 +55,8 @@ struct PairRecord {
   int value_b = 1;
   std::vector<std::string> candidates;
   std::string texts_json;  // both sides' events, record and query
-  int64_t n_tokens = 0;
+  std::string spans_json;  // each side's events' token ranges; "" before schema 3
+  int64_t n_tokens = 0;    // of one side's events
   int rejected = 0;
   std::map<std::string, std::pair<SideRecord, SideRecord>> conditions;  // condition -> (A, B)
 };
@@ -104,7 +106,7 @@ struct StoredRun {
 
 // The schema this eventkv writes. Older databases are read as they are and
 // brought up to it when opened for writing; newer ones are refused.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 class ResultsDb {
  public:

@@ -158,6 +158,27 @@ TEST_F(ResultsDbTest, ResumedRunListsEveryKernelOnceAndMergeWarnsOfOtherKernels)
   EXPECT_FALSE(db.merge_from(shard).empty());  // merged again: still differs
 }
 
+TEST_F(ResultsDbTest, StoresWhatWasRunAndMergeCopiesIt) {
+  RunRecord run = one_run("aaa1111");
+  run.scenario_json = R"({"name":"s"})";
+  run.chat_format = "chatml";
+  PairRecord pair;
+  pair.spans_json = R"({"a":[],"b":[]})";
+  const testing::TempDatabase shard_database("results-db-test-shard");
+  {
+    ResultsDb shard(shard_database.path());
+    shard.store_pair(shard.open_run(run, false).id, pair);
+  }
+  ResultsDb db(database_.path());
+  ResultsDb shard(shard_database.path(), Access::kReadOnly);
+  db.merge_from(shard);
+  ASSERT_EQ(db.runs().size(), 1u);
+  EXPECT_EQ(db.runs()[0].scenario_json, run.scenario_json);
+  EXPECT_EQ(db.runs()[0].chat_format, "chatml");
+  ASSERT_EQ(db.pairs(db.runs()[0].id).size(), 1u);
+  EXPECT_EQ(db.pairs(db.runs()[0].id)[0].spans_json, pair.spans_json);
+}
+
 // A database as eventkv wrote it at schema 1 (no isa, build; no landing
 // tables yet), with one run of one pair scored under one condition.
 void write_schema_one(const std::string& path) {
@@ -200,7 +221,9 @@ TEST_F(ResultsDbTest, ASchemaOneDatabaseReadsAsItIsReadOnlyAndGainsTheColumnsWri
     ResultsDb db(database_.path(), Access::kReadOnly);
     ASSERT_EQ(db.runs().size(), 1u);
     EXPECT_EQ(db.runs()[0].isa, "");
+    EXPECT_EQ(db.runs()[0].chat_format, "");
     ASSERT_EQ(db.pairs(1).size(), 1u);
+    EXPECT_EQ(db.pairs(1)[0].spans_json, "");
     EXPECT_EQ(db.pairs(1)[0].conditions.at("visible").first.log_probs.at(0), -0.5);
     EXPECT_TRUE(db.landing_runs().empty());
   }
@@ -209,6 +232,7 @@ TEST_F(ResultsDbTest, ASchemaOneDatabaseReadsAsItIsReadOnlyAndGainsTheColumnsWri
   ASSERT_EQ(db.runs().size(), 1u);
   EXPECT_EQ(db.runs()[0].isa, "");
   EXPECT_EQ(db.runs()[0].git_version, "v");
+  EXPECT_EQ(db.pairs(1)[0].spans_json, "");
   EXPECT_EQ(schema_version(database_.path()), std::to_string(kSchemaVersion));
 }
 
