@@ -50,10 +50,11 @@ sqlite3* open_read_only(const std::string& path) {
   // which is what `immutable` promises SQLite. Writes left in a -wal file
   // would go unseen that way.
   std::error_code error;
-  if (std::filesystem::file_size(path + "-wal", error) > 0 && !error)
-    fail(path,
-         ": read-only, with writes not yet merged from its -wal file: open it once where it is "
-         "writable");
+  const uintmax_t wal_bytes = std::filesystem::file_size(path + "-wal", error);
+  if (!error && wal_bytes > 0) {
+    fail(path, ": read-only, with writes not yet merged from its -wal file: open it once where ",
+         "it is writable");
+  }
   return open_connection("file:" + uri_path(path) + "?immutable=1",
                          SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path);
 }
