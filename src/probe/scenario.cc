@@ -325,9 +325,9 @@ Scenario parse_scenario(const std::string& text, const std::string& name_for_err
          ": invalid JSON: ", message.substr(message.find(']') + 2));
   }
   Scenario scenario = parse_fields(doc, name_for_errors);
-  const std::string canonical = doc.dump();
-  scenario.hash = str_cat(
-      std::hex, fnv1a64({reinterpret_cast<const uint8_t*>(canonical.data()), canonical.size()}));
+  scenario.json = doc.dump();
+  scenario.hash = str_cat(std::hex, fnv1a64({reinterpret_cast<const uint8_t*>(scenario.json.data()),
+                                             scenario.json.size()}));
   return scenario;
 }
 

@@ -57,7 +57,8 @@ struct Scenario {
   std::string answer_format = " {value}";
   int pairs = 200;
   uint64_t seed = 1;
-  std::string hash;  // of the canonical JSON, for run identity
+  std::string json;  // canonical (compact, keys sorted): the scenario as run
+  std::string hash;  // of `json`, for run identity
 };
 
 // Parses and validates; throws Error "FILE: /pointer: problem" or
