@@ -492,6 +492,16 @@ bool ContractCache::start_from_pristine(const ContractCache& origin) {
   return true;
 }
 
+ContractCache ContractCache::fork() const {
+  ContractCache copy(engine_, arena_, format_, profile_, options_);
+  copy.kv_ = kv_.fork();
+  copy.specs_ = specs_;
+  copy.records_ = records_;
+  copy.carried_ = carried_;
+  copy.saw_ = saw_;
+  return copy;
+}
+
 std::vector<int32_t> ContractCache::render_content(std::string_view id,
                                                    const std::string& content) const {
   const kv::EventState& e = kv_.event(id);

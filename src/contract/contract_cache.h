@@ -105,6 +105,11 @@ class ContractCache {
   ContractCache replay(const std::map<std::string, std::vector<int32_t>, std::less<>>& tokens,
                        ContractOptions options) const;
 
+  // A cache sharing this one's rows (copied on write) and its contract
+  // state; its own log and proofs start empty, and it replays nothing from
+  // before the fork.
+  ContractCache fork() const;
+
   // Tokens of event `id` with `content` in place of its content.
   std::vector<int32_t> render_content(std::string_view id, const std::string& content) const;
 
