@@ -85,6 +85,23 @@ printf '{"events": [{"id": "a", "role": "user", "content": "%s"}], "query": {"qu
 expect_error "history: longer than the trained context" "long.json: the history and its query take [0-9]* tokens, more than the context of 512" \
   history "$tmp/long.json" -m "$tmp/tiny.gguf"
 expect_error "history: longer than -c" "more than the context of 100" history "$tmp/long.json" -m "$tmp/tiny.gguf" -c 100
+
+# contract: bad histories, evictions and profiles, each one line; nothing is written.
+contract_history() {  # contract_history POLICY VALUE
+  printf '{"version": 1, "events": [{"id": "u1", "role": "user", "content": "I use vim.", "policy": "%s", "facts": [{"key": "editor", "value": "%s", "type": "name"}]}, {"id": "a1", "role": "assistant", "content": "Noted."}]}' "$1" "$2" >"$tmp/agent.json"
+}
+contract_history recall vim
+expect_error "contract: evict unknown event" "unknown event 'nope'" contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --evict u1,nope
+expect_usage "contract: no eviction" "say what to evict" contract "$tmp/agent.json" -m "$tmp/tiny.gguf"
+expect_usage "contract: bad budget" "--budget: must be a number of KV rows or a share like 25%, not '120%'" \
+  contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --budget 120%
+contract_history erase vim
+expect_error "contract: unknown policy" "agent.json: /events/0/policy: unknown policy 'erase'" contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --evict u1
+contract_history recall emacs
+expect_error "contract: fact not in its event" "/events/0/facts/0/value: 'emacs' does not occur" contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --evict u1
+contract_history recall vim
+printf '{"version": 1}' >"$tmp/profile.json"
+expect_error "contract: malformed profile" "profile.json: " contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --evict u1 --profile "$tmp/profile.json"
 expect_error "probe: no scenario" "cannot open scenario" probe "$tmp/none.json" -m "$tmp/tiny.gguf" --db "$tmp/r.db"
 scenario="$(dirname "$0")/../../scenarios/paper/distance.json"
 expect_usage "probe: unknown construction" "has no construction 'nope'" probe "$scenario" -m "$tmp/tiny.gguf" --constructions nope --db "$tmp/r.db"
