@@ -12,6 +12,7 @@
 #include "probe/pairs.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"
+#include "probe/stored_pair.h"
 #include "store/results_db.h"
 #include "util/stopwatch.h"
 
@@ -49,16 +50,7 @@ void BM_DonorPairsAllConditions(benchmark::State& state) {
     tokenize_time.stop();
     const auto scores = eventkv::probe::run_conditions(pair, engine, arena, &times);
     eventkv::Stopwatch store_time(storing);
-    db.store_pair(run_id, {pair.texts.index,
-                           cell.construction,
-                           cell.distance,
-                           pair.texts.value_a,
-                           pair.texts.value_b,
-                           pair.texts.candidates,
-                           "{}",
-                           0,
-                           0,
-                           {}});
+    db.store_pair(run_id, eventkv::probe::pair_record(pair, cell, scores));
     benchmark::DoNotOptimize(scores);
   }
   state.counters["pairs_per_s"] =

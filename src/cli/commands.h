@@ -17,7 +17,9 @@ void add_export_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_landing_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_rerun_command(CLI::App& app);
 void add_suite_command(CLI::App& app);
+void add_contract_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 
 }  // namespace eventkv::cli

@@ -3,8 +3,8 @@
 // eventkv merge OUT.db IN.db...: pools shard databases into one.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -15,7 +15,6 @@
 #include "report/json.h"
 #include "store/results_db.h"
 #include "util/atomic_file.h"
-#include "util/error.h"
 
 namespace eventkv::cli {
 namespace {
@@ -78,11 +77,6 @@ void write_output(const std::string& path, const std::string& text) {
   write_file_atomic(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
 }
 
-store::ResultsDb open_existing(const std::string& path) {
-  if (!std::ifstream(path)) fail(path, ": no such results database");
-  return store::ResultsDb(path);
-}
-
 }  // namespace
 
 void add_export_command(CLI::App& app) {
@@ -94,7 +88,7 @@ void add_export_command(CLI::App& app) {
       ->check(CLI::IsMember({"csv", "json"}));
   cmd->add_option("-o,--output", options->output, "output file (default: stdout)");
   cmd->callback([options] {
-    store::ResultsDb db = open_existing(options->db);
+    store::ResultsDb db(options->db, store::Access::kReadOnly);
     write_output(options->output, options->format == "csv" ? scores_csv(db) : summary_json(db));
   });
 }
@@ -106,17 +100,22 @@ void add_merge_command(CLI::App& app) {
   cmd->add_option("output", *output, "database to add to (created when absent)")->required();
   cmd->add_option("inputs", *inputs, "databases to copy from")->required();
   cmd->callback([output, inputs] {
-    // An output this merge creates is removed again when an input fails, so
-    // bad input leaves no half-pooled database behind; an existing output
-    // keeps the inputs merged before the failure (merging them again adds
-    // nothing).
+    // Every input is opened (read-only) before the output, so an input that
+    // is no results database, or of a newer schema, fails before anything is
+    // written. An output this merge creates is removed again when a later
+    // step fails, so no half-pooled database is left behind; an existing
+    // output keeps the inputs merged before the failure (merging them again
+    // adds nothing).
+    std::vector<std::unique_ptr<store::ResultsDb>> sources;
+    for (const std::string& input : *inputs)
+      sources.push_back(std::make_unique<store::ResultsDb>(input, store::Access::kReadOnly));
     const bool created = !std::filesystem::exists(*output);
     try {
       store::ResultsDb db(*output);
-      for (const std::string& input : *inputs) {
-        for (const std::string& warning : db.merge_from(input))
+      for (const auto& source : sources) {
+        for (const std::string& warning : db.merge_from(*source))
           std::cerr << "eventkv: warning: " << warning << "\n";
-        std::cout << "merged " << input << "\n";
+        std::cout << "merged " << source->database().path() << "\n";
       }
     } catch (const std::exception&) {
       if (created) {

@@ -28,7 +28,9 @@ int main(int argc, char** argv) {
   eventkv::cli::add_merge_command(app);
   eventkv::cli::add_landing_command(app);
   eventkv::cli::add_report_command(app);
+  eventkv::cli::add_rerun_command(app);
   eventkv::cli::add_suite_command(app);
+  eventkv::cli::add_contract_command(app);
   eventkv::cli::add_calibrate_command(app);
   try {
     app.parse(argc, argv);

@@ -1,7 +1,6 @@
 #include "cli/report_writer.h"
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "git_version.h"
@@ -10,7 +9,6 @@
 #include "report/markdown.h"
 #include "store/results_db.h"
 #include "util/atomic_file.h"
-#include "util/error.h"
 
 namespace eventkv::cli {
 namespace {
@@ -26,8 +24,7 @@ void write_text(const std::string& path, const std::string& text) {
 
 void write_reports(const std::string& db_path, const std::string& html_path,
                    const std::string& markdown_path) {
-  if (!std::ifstream(db_path)) fail(db_path, ": no such results database");
-  store::ResultsDb db(db_path);
+  store::ResultsDb db(db_path, store::Access::kReadOnly);
   report::ReportData data = probe::collect_report(db);
   data.eventkv_version = EVENTKV_GIT_VERSION;
   if (!html_path.empty()) write_text(html_path, report::render_html(data));

@@ -5,8 +5,8 @@
 
 namespace eventkv::cli {
 
-// Empty paths are skipped; each written path is printed. Throws Error when
-// the database does not exist.
+// Empty paths are skipped; each written path is printed. The database is
+// opened read-only; throws Error when it does not exist or is none.
 void write_reports(const std::string& db_path, const std::string& html_path,
                    const std::string& markdown_path);
 

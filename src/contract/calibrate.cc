@@ -50,7 +50,7 @@ int64_t gather(const std::string& path, const CalibrationInput& input,
                const ScenarioCatalog& catalog, Gathered& gathered, std::string& model_name,
                std::set<std::string>& others) {
   if (!std::filesystem::is_regular_file(path)) fail(path, ": no such results database");
-  store::ResultsDb db(path);
+  store::ResultsDb db(path, store::Access::kReadOnly);
   int64_t runs = 0;
   for (const store::RunRecord& run : db.runs()) {
     if (run.model_fingerprint != input.model_fingerprint) {

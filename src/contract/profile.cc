@@ -63,6 +63,12 @@ std::string family_verdict(const CertificationRule& rule, const FamilyStats& sta
          (stats.anti > rule.max_anti ? " > " + std::to_string(rule.max_anti) : "");
 }
 
+// A required true or false.
+bool flag(const JsonFields& f, const char* key) {
+  (void)f.at(key);
+  return f.boolean(key, false);
+}
+
 ordered_json stats_json(const FamilyStats& s) {
   return {{"family", s.family},
           {"scenarios", s.scenarios},
@@ -112,7 +118,7 @@ FamilyStats read_stats(const JsonFields& f) {
   s.margin = f.number("margin", -HUGE_VAL, HUGE_VAL);
   s.margin_low = f.number("margin_low", -HUGE_VAL, HUGE_VAL);
   s.margin_high = f.number("margin_high", s.margin_low, HUGE_VAL);
-  s.meets_rule = f.boolean("meets_rule");
+  s.meets_rule = flag(f, "meets_rule");
   return s;
 }
 
@@ -125,9 +131,10 @@ ProfileEntry read_entry(const JsonFields& f) {
     f.problem("payload_type",
               "must be binary, categorical, integer-1, integer-2, integer-3 or name");
   }
-  entry.certified = f.boolean("certified");
+  entry.certified = flag(f, "certified");
   entry.reason = f.text("reason", "", true);
   entry.pooled = read_stats(JsonFields(f.at("pooled"), f.pointer("pooled"), f.file()));
+  (void)f.at("families");
   if (f.list("families").empty()) f.problem("families", "must not be empty");
   std::set<std::string> names;
   for (size_t i = 0; i < f.list("families").size(); ++i) {
@@ -189,6 +196,7 @@ Profile read_profile(const json& doc, const std::string& path) {
   (void)f.at("bootstrap_seed");
   profile.bootstrap_seed = static_cast<uint64_t>(f.integer("bootstrap_seed", 0, 0, INT64_MAX));
   std::set<std::pair<std::string, std::string>> seen;
+  (void)f.at("entries");
   for (size_t i = 0; i < f.list("entries").size(); ++i) {
     const JsonFields e = f.item("entries", i);
     profile.entries.push_back(read_entry(e));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "util/error.h"
 #include "util/hash.h"
@@ -151,33 +152,37 @@ DonorPair draw_pair(const Scenario& scenario, const Cell& cell, int64_t index, i
   return pair;
 }
 
+TokenizedPair tokenize_texts(DonorPair texts, const std::string& answer_format,
+                             const tokenizer::ChatFormat& format, const tokenizer::Tokenizer& tok) {
+  TokenizedPair pair;
+  pair.texts = std::move(texts);
+  pair.events_a = events::render_events(format, tok, pair.texts.events_a);
+  pair.events_b = events::render_events(format, tok, pair.texts.events_b);
+  const auto source = std::find_if(pair.events_a.begin(), pair.events_a.end(),
+                                   [](const kv::EventTokens& e) { return e.id == kSourceId; });
+  pair.source_event = source - pair.events_a.begin();
+  pair.record_a = {"record", "system", format.render_message(tok, {"system", pair.texts.record_a})};
+  pair.record_b = {"record", "system", format.render_message(tok, {"system", pair.texts.record_b})};
+  std::vector<std::string> answers;
+  for (const std::string& value : pair.texts.candidates)
+    answers.push_back(fill_template(answer_format, {{"value", value}}));
+  pair.query =
+      events::render_query(format, tok, pair.texts.question, pair.texts.answer_prefix, answers);
+  for (const auto& e : pair.events_a) {
+    if (e.id.rfind("carrier", 0) == 0) pair.carriers.push_back(e.id);
+  }
+  return pair;
+}
+
 TokenizedPair tokenize_pair(const Scenario& scenario, const Cell& cell, int64_t index,
                             const tokenizer::ChatFormat& format, const tokenizer::Tokenizer& tok) {
   std::string mismatch;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    TokenizedPair pair;
-    pair.texts = draw_pair(scenario, cell, index, attempt);
+    TokenizedPair pair = tokenize_texts(draw_pair(scenario, cell, index, attempt),
+                                        scenario.answer_format, format, tok);
     pair.rejected = attempt;
-    pair.events_a = events::render_events(format, tok, pair.texts.events_a);
-    pair.events_b = events::render_events(format, tok, pair.texts.events_b);
-    const auto source = std::find_if(pair.events_a.begin(), pair.events_a.end(),
-                                     [](const kv::EventTokens& e) { return e.id == kSourceId; });
-    pair.source_event = source - pair.events_a.begin();
-    pair.record_a = {"record", "system",
-                     format.render_message(tok, {"system", pair.texts.record_a})};
-    pair.record_b = {"record", "system",
-                     format.render_message(tok, {"system", pair.texts.record_b})};
     mismatch = side_mismatch(pair);
-    if (!mismatch.empty()) continue;
-    std::vector<std::string> answers;
-    for (const std::string& value : pair.texts.candidates)
-      answers.push_back(fill_template(scenario.answer_format, {{"value", value}}));
-    pair.query =
-        events::render_query(format, tok, pair.texts.question, pair.texts.answer_prefix, answers);
-    for (const auto& e : pair.events_a) {
-      if (e.id.rfind("carrier", 0) == 0) pair.carriers.push_back(e.id);
-    }
-    return pair;
+    if (mismatch.empty()) return pair;
   }
   fail("scenario '", scenario.name, "': pair ", index, ": no payload draw in ", kMaxAttempts,
        " keeps the two histories the same length outside the source (the last: ", mismatch, ")");

@@ -54,6 +54,11 @@ struct TokenizedPair {
   int rejected = 0;                   // draws rejected before this one
 };
 
+// The pair of `texts` tokenized (`answer_format` makes the candidates'
+// answers), unchecked: a pair as drawn, or as the results database stores it.
+TokenizedPair tokenize_texts(DonorPair texts, const std::string& answer_format,
+                             const tokenizer::ChatFormat& format, const tokenizer::Tokenizer& tok);
+
 // Draws and tokenizes a pair, redrawing the payload (up to 20 times) when the
 // two sides would differ anywhere but inside the source (or the record), or
 // in length. Throws Error when no draw fits.

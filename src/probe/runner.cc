@@ -11,6 +11,7 @@
 #include "probe/conditions.h"
 #include "probe/landing.h"
 #include "probe/pairs.h"
+#include "probe/stored_pair.h"
 #include "report/format.h"
 #include "util/error.h"
 #include "util/progress.h"
@@ -47,45 +48,19 @@ std::string model_display_name(const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
 
-json events_json(const std::vector<events::Event>& events) {
-  json out = json::array();
-  for (const events::Event& e : events)
-    out.push_back({{"id", e.id}, {"role", e.role}, {"content", e.content}});
-  return out;
-}
-
-store::PairRecord pair_record(const TokenizedPair& pair, const Cell& cell,
-                              const PairScores& scores) {
-  store::PairRecord record;
-  record.pair_index = pair.texts.index;
-  record.construction = cell.construction;
-  record.distance = cell.distance;
-  record.value_a = pair.texts.value_a;
-  record.value_b = pair.texts.value_b;
-  record.candidates = pair.texts.candidates;
-  record.texts_json =
-      json{{"a", events_json(pair.texts.events_a)}, {"b", events_json(pair.texts.events_b)},
-           {"record_a", pair.texts.record_a},       {"record_b", pair.texts.record_b},
-           {"question", pair.texts.question},       {"answer_prefix", pair.texts.answer_prefix}}
-          .dump();
-  for (const auto& e : pair.events_a) record.n_tokens += static_cast<int64_t>(e.tokens.size());
-  record.rejected = pair.rejected;
-  for (const ConditionScores& c : scores.conditions) {
-    record.conditions[std::string(c.condition)] = {{c.a.log_probs}, {c.b.log_probs}};
-  }
-  return record;
-}
-
 store::RunRecord run_record(const kv::Engine& engine, const std::string& model_path,
-                            const Scenario& scenario, const RunOptions& options, int n_pairs) {
+                            const Scenario& scenario, const tokenizer::ChatFormat& format,
+                            const RunOptions& options, int n_pairs) {
   store::RunRecord run;
   run.model_name = model_display_name(model_path);
   run.model_path = model_path;
-  run.model_fingerprint = str_cat(std::hex, engine.model().fingerprint());
+  run.model_fingerprint = model_fingerprint(engine.model());
   run.scenario_name = scenario.name;
   run.scenario_suite = scenario.suite;
   run.scenario_finding = scenario.finding;
   run.scenario_hash = scenario.hash;
+  run.scenario_json = scenario.json;
+  run.chat_format = format.name();
   run.payload_type = scenario.payload.label();
   run.git_version = options.git_version;
   run.isa = compute::kernels().isa;
@@ -98,38 +73,63 @@ store::RunRecord run_record(const kv::Engine& engine, const std::string& model_p
   return run;
 }
 
-// --resume continues the newest run of the same model, scenario file, pair
-// count and shard. When there is none but an unfinished run of the same
-// scenario name differs in the file or the pair count, say what differs
-// instead of silently starting a new run beside it.
-void check_resumable(store::ResultsDb& db, const store::RunRecord& record) {
-  const std::vector<store::RunRecord> runs = db.runs();
-  const auto same_shard = [&](const store::RunRecord& run) {
+// --resume continues the newest run (or landing analysis) of the same model,
+// scenario file, pair count and slot (shard, or cell). When there is none but
+// an unfinished one of the same scenario name in the same slot differs in the
+// file or the pair count, say what differs instead of silently starting a new
+// one beside it. `what` names it in the message: "run" or "landing analysis";
+// `pairs` says what --pairs counts.
+template <typename Record, typename SameSlot>
+void check_resumable(const std::vector<Record>& stored, const Record& record,
+                     const SameSlot& same_slot, const std::string& what, const char* pairs) {
+  const auto same_name = [&](const Record& run) {
     return run.model_fingerprint == record.model_fingerprint &&
-           run.scenario_name == record.scenario_name && run.shard_index == record.shard_index &&
-           run.shard_count == record.shard_count;
+           run.scenario_name == record.scenario_name && same_slot(run);
   };
-  for (const store::RunRecord& run : runs) {
-    if (same_shard(run) && run.scenario_hash == record.scenario_hash && run.seed == record.seed &&
+  for (const Record& run : stored) {
+    if (same_name(run) && run.scenario_hash == record.scenario_hash && run.seed == record.seed &&
         run.n_pairs == record.n_pairs)
       return;
   }
   // Newest first (std::views::reverse is beyond clang 14 with libstdc++ 12).
-  for (size_t i = runs.size(); i-- > 0;) {
-    const store::RunRecord& run = runs[i];
-    if (!same_shard(run) || run.status == "complete") continue;
-    const std::string which = str_cat("--resume: run ", run.id, " of '", run.scenario_name, "' on ",
-                                      run.model_name, " (", run.status, ") ");
+  for (size_t i = stored.size(); i-- > 0;) {
+    const Record& run = stored[i];
+    if (!same_name(run) || run.status == "complete") continue;
+    const std::string which = str_cat("--resume: ", what, " ", run.id, " of '", run.scenario_name,
+                                      "' on ", run.model_name, " (", run.status, ") ");
     if (run.scenario_hash != record.scenario_hash || run.seed != record.seed) {
       fail(which, "was started from another version of the scenario file; run without --resume ",
-           "to start a new run");
+           "to start a new ", what);
     }
-    fail(which, "was started with ", run.n_pairs, " pairs per cell, not ", record.n_pairs,
-         "; resume it with --pairs ", run.n_pairs, ", or run without --resume to start a new run");
+    fail(which, "was started with ", run.n_pairs, " ", pairs, ", not ", record.n_pairs,
+         "; resume it with --pairs ", run.n_pairs, ", or run without --resume to start a new ",
+         what);
   }
 }
 
+void check_resumable(store::ResultsDb& db, const store::RunRecord& record) {
+  check_resumable(
+      db.runs(), record,
+      [&](const store::RunRecord& run) {
+        return run.shard_index == record.shard_index && run.shard_count == record.shard_count;
+      },
+      "run", "pairs per cell");
+}
+
+void check_resumable(store::ResultsDb& db, const store::LandingRunRecord& record) {
+  check_resumable(
+      db.landing_runs(), record,
+      [&](const store::LandingRunRecord& run) {
+        return run.construction == record.construction && run.distance == record.distance;
+      },
+      "landing analysis", "pairs");
+}
+
 }  // namespace
+
+std::string model_fingerprint(const model::Model& model) {
+  return str_cat(std::hex, model.fingerprint());
+}
 
 std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& options) {
   const auto wanted = [](const auto& list, const auto& value) {
@@ -179,7 +179,8 @@ RunOutcome run_scenario(const std::shared_ptr<kv::Engine>& engine, const std::st
   const std::vector<Cell> cells = selected_cells(scenario, options);
   const int n_pairs = options.pairs > 0 ? options.pairs : scenario.pairs;
   RunOutcome outcome;
-  const store::RunRecord record = run_record(*engine, model_path, scenario, options, n_pairs);
+  const store::RunRecord record =
+      run_record(*engine, model_path, scenario, format, options, n_pairs);
   if (options.resume) check_resumable(db, record);
   const store::OpenedRun opened = db.open_run(record, options.resume);
   outcome.run_id = opened.id;
@@ -312,7 +313,7 @@ RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario
   const Cell cell = landing_cell(scenario, options);
   store::LandingRunRecord record;
   record.model_name = model_display_name(engine->model().file().name());
-  record.model_fingerprint = str_cat(std::hex, engine->model().fingerprint());
+  record.model_fingerprint = model_fingerprint(engine->model());
   record.scenario_name = scenario.name;
   record.scenario_hash = scenario.hash;
   record.construction = cell.construction;
@@ -324,6 +325,7 @@ RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario
   record.build = compute::build_description();
   record.events_json = landing_events(tokenize_pair(scenario, cell, 0, format, tok), tok).dump();
   RunOutcome outcome;
+  if (options.resume) check_resumable(db, record);
   const store::OpenedRun opened = db.open_landing(record, options.resume);
   outcome.run_id = opened.id;
   outcome.already_complete = opened.complete;

@@ -43,6 +43,9 @@ struct RunOutcome {
   bool already_complete = false;  // --resume found it finished: nothing computed or changed
 };
 
+// A model's fingerprint as runs store it (hexadecimal).
+std::string model_fingerprint(const model::Model& model);
+
 // The cells of `scenario` that options.constructions and options.distances
 // select (empty: every one); throws Error naming one the scenario lacks.
 std::vector<Cell> selected_cells(const Scenario& scenario, const RunOptions& options);

@@ -249,9 +249,9 @@ Scenario parse_scenario(const std::string& text, const std::string& name_for_err
   // The family is a label for calibration, not part of the experiment: runs
   // stored before a scenario was labelled keep matching it.
   doc.erase("family");
-  const std::string canonical = doc.dump();
-  scenario.hash = str_cat(
-      std::hex, fnv1a64({reinterpret_cast<const uint8_t*>(canonical.data()), canonical.size()}));
+  scenario.json = doc.dump();
+  scenario.hash = str_cat(std::hex, fnv1a64({reinterpret_cast<const uint8_t*>(scenario.json.data()),
+                                             scenario.json.size()}));
   return scenario;
 }
 

@@ -61,7 +61,9 @@ struct Scenario {
   std::string answer_format = " {value}";
   int pairs = 200;
   uint64_t seed = 1;
-  std::string hash;  // of the canonical JSON without "family", for run identity
+  // Canonical (compact, keys sorted), without "family": the scenario as run.
+  std::string json;
+  std::string hash;  // of `json`, for run identity
 };
 
 // Parses and validates; throws Error "FILE: /pointer: problem" or

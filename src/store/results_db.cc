@@ -1,5 +1,8 @@
 #include "store/results_db.h"
 
+#include <sqlite3.h>
+
+#include <charconv>
 #include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -24,15 +27,66 @@ constexpr const char* kAddBuild =
     "') "
     "> 0 THEN build ELSE build || ' | ' || ?5 END";
 
-std::string parent_folder_made(const std::string& path) {
+// The path, once its folder exists (for writing) or the file does (for reading).
+std::string prepared(const std::string& path, Access access) {
+  if (access == Access::kReadOnly) {
+    if (!std::filesystem::exists(path)) fail(path, ": no such results database");
+    return path;
+  }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
   return path;
 }
 
+// Whether `path` is no database yet: absent or empty.
+bool is_new(const std::string& path) {
+  std::error_code error;
+  return std::filesystem::file_size(path, error) == 0 || error;
+}
+
+// The schema version of the eventkv results database `db`, read before
+// anything is written to it; any other file is refused as it is.
+int stored_schema_version(Database& db) {
+  const auto refuse = [&db] { fail(db.path(), ": not an eventkv results database"); };
+  int64_t tables = 0;
+  try {
+    Statement select(db,
+                     "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                     "('meta', 'runs', 'pairs', 'scores')");
+    select.step();
+    tables = select.column_int(0);
+  } catch (const Error&) {
+    if (db.error_code() == SQLITE_NOTADB) refuse();
+    throw;
+  }
+  if (tables != 4) refuse();
+  Statement select(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+  if (!select.step()) refuse();
+  const std::string text = select.column_text(0);
+  int version = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), version);
+  if (error != std::errc() || end != text.data() + text.size() || version < 1) refuse();
+  if (version > kSchemaVersion) {
+    fail(db.path(), ": results database of schema version ", version,
+         ", newer than this eventkv knows (", kSchemaVersion, "): use a newer eventkv");
+  }
+  return version;
+}
+
+// Columns added since schema 1, all TEXT NOT NULL DEFAULT '': a database
+// opened for writing gains those it lacks; read-only, they read as ''.
+struct AddedColumn {
+  const char* table;
+  const char* column;
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {"runs", "isa"},         {"runs", "build"},
+    {"landing_runs", "isa"}, {"landing_runs", "build"},  // schema 2
+    {"runs", "chat_format"}, {"pairs", "spans"},         // schema 3
+};
+
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT OR IGNORE INTO meta VALUES ('schema_version', '2');
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY,
   model_name TEXT NOT NULL, model_path TEXT NOT NULL, model_fingerprint TEXT NOT NULL,
@@ -41,12 +95,13 @@ CREATE TABLE IF NOT EXISTS runs (
   git_version TEXT NOT NULL, seed INTEGER NOT NULL, threads INTEGER NOT NULL, n_pairs INTEGER NOT NULL,
   shard_index INTEGER NOT NULL, shard_count INTEGER NOT NULL,
   started_at TEXT NOT NULL, finished_at TEXT NOT NULL DEFAULT '', wall_seconds REAL NOT NULL DEFAULT 0,
-  status TEXT NOT NULL, isa TEXT NOT NULL DEFAULT '', build TEXT NOT NULL DEFAULT '');
+  status TEXT NOT NULL, isa TEXT NOT NULL DEFAULT '', build TEXT NOT NULL DEFAULT '',
+  chat_format TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS pairs (
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   pair_index INTEGER NOT NULL, construction TEXT NOT NULL, distance INTEGER NOT NULL,
   value_a INTEGER NOT NULL, value_b INTEGER NOT NULL, candidates TEXT NOT NULL, texts TEXT NOT NULL,
-  n_tokens INTEGER NOT NULL, rejected INTEGER NOT NULL,
+  n_tokens INTEGER NOT NULL, rejected INTEGER NOT NULL, spans TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (run_id, pair_index, construction, distance));
 CREATE TABLE IF NOT EXISTS scores (
   run_id INTEGER NOT NULL, pair_index INTEGER NOT NULL, construction TEXT NOT NULL, distance INTEGER NOT NULL,
@@ -68,12 +123,12 @@ CREATE TABLE IF NOT EXISTS landing_measures (
   PRIMARY KEY (landing_id, pair_index, kind, target));
 )sql";
 
+// The columns of runs every schema has, then those added since (kAddedColumns).
 constexpr const char* kRunColumns =
     "model_name, model_path, model_fingerprint, scenario_name, scenario_suite, scenario_finding, "
-    "scenario_hash, "
-    "scenario_json, payload_type, git_version, seed, threads, n_pairs, shard_index, shard_count, "
-    "started_at, "
-    "finished_at, wall_seconds, status, isa, build";
+    "scenario_hash, scenario_json, payload_type, git_version, seed, threads, n_pairs, "
+    "shard_index, shard_count, started_at, finished_at, wall_seconds, status";
+constexpr const char* kRunAddedColumns = "isa, build, chat_format";
 
 RunRecord read_run(const Statement& s) {
   RunRecord r;
@@ -99,13 +154,15 @@ RunRecord read_run(const Statement& s) {
   r.status = s.column_text(19);
   r.isa = s.column_text(20);
   r.build = s.column_text(21);
+  r.chat_format = s.column_text(22);
   return r;
 }
 
 int64_t insert_run(Database& db, const RunRecord& r) {
-  Statement insert(db, std::string("INSERT INTO runs (") + kRunColumns +
+  Statement insert(db,
+                   str_cat("INSERT INTO runs (", kRunColumns, ", ", kRunAddedColumns,
                            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-                           "?15, ?16, ?17, ?18, ?19, ?20, ?21)");
+                           "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"));
   insert.bind(1, r.model_name)
       .bind(2, r.model_path)
       .bind(3, r.model_fingerprint)
@@ -122,12 +179,16 @@ int64_t insert_run(Database& db, const RunRecord& r) {
       .bind(16, r.started_at)
       .bind(17, r.finished_at);
   insert.bind(18, r.wall_seconds).bind(19, r.status).bind(20, r.isa).bind(21, r.build);
+  insert.bind(22, r.chat_format);
   insert.run();
   return db.last_insert_id();
 }
 
 void insert_pair(Database& db, int64_t run_id, const PairRecord& pair) {
-  Statement insert(db, "INSERT INTO pairs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  Statement insert(db,
+                   "INSERT INTO pairs (run_id, pair_index, construction, distance, value_a, "
+                   "value_b, candidates, texts, n_tokens, rejected, spans) VALUES (?1, ?2, ?3, ?4, "
+                   "?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   insert.bind(1, run_id)
       .bind(2, pair.pair_index)
       .bind(3, pair.construction)
@@ -136,7 +197,7 @@ void insert_pair(Database& db, int64_t run_id, const PairRecord& pair) {
   insert.bind(7, nlohmann::json(pair.candidates).dump())
       .bind(8, pair.texts_json)
       .bind(9, pair.n_tokens);
-  insert.bind(10, static_cast<int64_t>(pair.rejected));
+  insert.bind(10, static_cast<int64_t>(pair.rejected)).bind(11, pair.spans_json);
   insert.run();
   Statement score(db, "INSERT INTO scores VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   score.bind(1, run_id)
@@ -195,21 +256,40 @@ std::optional<int64_t> iso8601_seconds(const std::string& text) {
   return static_cast<int64_t>(timegm(&utc));
 }
 
-ResultsDb::ResultsDb(const std::string& path) : db_(parent_folder_made(path)) {
-  create_schema();
+ResultsDb::ResultsDb(const std::string& path, Access access) : db_(prepared(path, access), access) {
+  const bool empty = access == Access::kReadWrite && is_new(path);
+  schema_version_ = empty ? 0 : stored_schema_version(db_);
+  if (access == Access::kReadOnly) return;
+  db_.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+  if (schema_version_ < kSchemaVersion) update_schema();
 }
 
-void ResultsDb::create_schema() {
+void ResultsDb::update_schema() {
+  Transaction transaction(db_);
   db_.exec(kSchema);
-  // Schema 1 had no isa and build columns: runs stored before them keep ''.
-  for (const char* table : {"runs", "landing_runs"}) {
-    Statement columns(db_, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = 'isa'");
-    columns.bind(1, std::string_view(table));
-    if (columns.step() && columns.column_int(0) > 0) continue;
-    db_.exec(str_cat("ALTER TABLE ", table, " ADD COLUMN isa TEXT NOT NULL DEFAULT ''; ",
-                     "ALTER TABLE ", table, " ADD COLUMN build TEXT NOT NULL DEFAULT ''; ",
-                     "UPDATE meta SET value = '2' WHERE key = 'schema_version'"));
+  for (const AddedColumn& added : kAddedColumns) {
+    if (column_or_blank(added.table, added.column) == "''") {
+      db_.exec(str_cat("ALTER TABLE ", added.table, " ADD COLUMN ", added.column,
+                       " TEXT NOT NULL DEFAULT ''"));
+    }
   }
+  Statement version(db_, "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?1)");
+  version.bind(1, std::to_string(kSchemaVersion)).run();
+  transaction.commit();
+  schema_version_ = kSchemaVersion;
+}
+
+bool ResultsDb::has_table(std::string_view table) {
+  Statement select(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  select.bind(1, table).step();
+  return select.column_int(0) > 0;
+}
+
+std::string ResultsDb::column_or_blank(std::string_view table, std::string_view column) {
+  if (schema_version_ == kSchemaVersion) return std::string(column);
+  Statement select(db_, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2");
+  select.bind(1, table).bind(2, column).step();
+  return select.column_int(0) > 0 ? std::string(column) : "''";
 }
 
 OpenedRun ResultsDb::open_run(RunRecord run, bool resume) {
@@ -257,7 +337,9 @@ void ResultsDb::store_pair(int64_t run_id, const PairRecord& pair) {
 }
 
 std::vector<RunRecord> ResultsDb::runs() {
-  Statement select(db_, std::string("SELECT id, ") + kRunColumns + " FROM runs ORDER BY id");
+  Statement select(db_, str_cat("SELECT id, ", kRunColumns, ", ", column_or_blank("runs", "isa"),
+                                ", ", column_or_blank("runs", "build"), ", ",
+                                column_or_blank("runs", "chat_format"), " FROM runs ORDER BY id"));
   std::vector<RunRecord> out;
   while (select.step()) out.push_back(read_run(select));
   return out;
@@ -265,10 +347,10 @@ std::vector<RunRecord> ResultsDb::runs() {
 
 std::vector<PairRecord> ResultsDb::pairs(int64_t run_id) {
   std::map<std::tuple<int64_t, std::string, int>, PairRecord> by_key;
-  Statement select(
-      db_,
-      "SELECT pair_index, construction, distance, value_a, value_b, candidates, texts, n_tokens, "
-      "rejected FROM pairs WHERE run_id = ?1");
+  Statement select(db_,
+                   str_cat("SELECT pair_index, construction, distance, value_a, value_b, "
+                           "candidates, texts, n_tokens, rejected, ",
+                           column_or_blank("pairs", "spans"), " FROM pairs WHERE run_id = ?1"));
   select.bind(1, run_id);
   while (select.step()) {
     PairRecord p;
@@ -281,6 +363,7 @@ std::vector<PairRecord> ResultsDb::pairs(int64_t run_id) {
     p.texts_json = select.column_text(6);
     p.n_tokens = select.column_int(7);
     p.rejected = static_cast<int>(select.column_int(8));
+    p.spans_json = select.column_text(9);
     by_key[{p.pair_index, p.construction, p.distance}] = p;
   }
   Statement scores(
@@ -349,13 +432,14 @@ void ResultsDb::store_landing(int64_t landing_id, const std::vector<LandingRow>&
 }
 
 std::vector<LandingRunRecord> ResultsDb::landing_runs() {
-  Statement select(
-      db_,
-      "SELECT id, model_name, model_fingerprint, scenario_name, scenario_hash, construction, "
-      "distance, seed, n_pairs, git_version, events, started_at, finished_at, wall_seconds, "
-      "status, "
-      "isa, build FROM landing_runs ORDER BY id");
   std::vector<LandingRunRecord> out;
+  if (!has_table("landing_runs")) return out;  // an older database, read-only
+  Statement select(
+      db_, str_cat("SELECT id, model_name, model_fingerprint, scenario_name, scenario_hash, "
+                   "construction, distance, seed, n_pairs, git_version, events, "
+                   "started_at, finished_at, wall_seconds, status, ",
+                   column_or_blank("landing_runs", "isa"), ", ",
+                   column_or_blank("landing_runs", "build"), " FROM landing_runs ORDER BY id"));
   while (select.step()) {
     LandingRunRecord r;
     r.id = select.column_int(0);
@@ -452,9 +536,8 @@ std::string ResultsDb::other_build(const RunRecord& run) {
                  find.column_text(1), " (", find.column_text(2), ")");
 }
 
-std::vector<std::string> ResultsDb::merge_from(const std::string& other_path) {
-  if (!std::filesystem::exists(other_path)) fail(other_path, ": no such database");
-  ResultsDb other(other_path);
+std::vector<std::string> ResultsDb::merge_from(ResultsDb& other) {
+  const std::string& other_path = other.database().path();
   std::vector<std::string> warnings;
   Transaction transaction(db_);
   for (const RunRecord& run : other.runs()) {

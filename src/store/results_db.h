@@ -26,7 +26,8 @@ struct RunRecord {
   std::string scenario_suite;
   std::string scenario_finding;
   std::string scenario_hash;
-  std::string scenario_json;
+  std::string scenario_json;  // the scenario's canonical JSON ("" before schema 3)
+  std::string chat_format;    // the history's rendering (tokenizer::ChatFormat), "" before schema 3
   std::string payload_type;
   std::string git_version;  // every version that computed its pairs, space-separated (resumes)
   std::string isa;          // kernels that computed its pairs (compute::kernels), " | "-separated
@@ -54,7 +55,8 @@ struct PairRecord {
   int value_b = 1;
   std::vector<std::string> candidates;
   std::string texts_json;  // both sides' events, record and query
-  int64_t n_tokens = 0;
+  std::string spans_json;  // each side's events' token ranges; "" before schema 3
+  int64_t n_tokens = 0;    // of one side's events
   int rejected = 0;
   std::map<std::string, std::pair<SideRecord, SideRecord>> conditions;  // condition -> (A, B)
 };
@@ -102,10 +104,17 @@ struct StoredRun {
   std::string status;
 };
 
+// The schema this eventkv writes. Older databases are read as they are and
+// brought up to it when opened for writing; newer ones are refused.
+inline constexpr int kSchemaVersion = 3;
+
 class ResultsDb {
  public:
-  // Opens or creates the database (and its folder).
-  explicit ResultsDb(const std::string& path);
+  // kReadWrite opens or creates the database (and its folder); kReadOnly
+  // opens an existing one and never writes to it. Any other file is refused
+  // untouched ("FILE: not an eventkv results database"), as is a database of
+  // a newer schema than kSchemaVersion.
+  explicit ResultsDb(const std::string& path, Access access = Access::kReadWrite);
 
   // With `resume`, the newest run of the same model, scenario, seed, pair
   // count and shard is reopened (its git_version gains this run's, when new),
@@ -134,12 +143,17 @@ class ResultsDb {
   // Returns a warning for each run copied in whose kernels or build differ
   // from those of another shard of the same experiment already here: their
   // scores may differ in the last bits.
-  std::vector<std::string> merge_from(const std::string& other_path);
+  std::vector<std::string> merge_from(ResultsDb& other);
 
   Database& database() { return db_; }
 
  private:
-  void create_schema();
+  // Creates the tables a new database lacks and adds the columns an older
+  // one lacks, in one transaction.
+  void update_schema();
+  // `column` of `table`, or '' where this (older, read-only) database lacks it.
+  std::string column_or_blank(std::string_view table, std::string_view column);
+  bool has_table(std::string_view table);
   // A description of another run of `run`'s experiment here computed with
   // other kernels or another build ("" when none).
   std::string other_build(const RunRecord& run);
@@ -152,6 +166,7 @@ class ResultsDb {
                          const std::string& finished_at, double wall_seconds,
                          const std::string& git_version);
   Database db_;
+  int schema_version_ = 0;
 };
 
 std::string now_iso8601();

@@ -2,21 +2,72 @@
 
 #include <sqlite3.h>
 
+#include <filesystem>
+#include <system_error>
+
 #include "util/error.h"
 
 namespace eventkv::store {
+namespace {
 
-Database::Database(const std::string& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                      nullptr) != SQLITE_OK) {
-    const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
-    sqlite3_close(db_);
-    db_ = nullptr;
+sqlite3* open_connection(const std::string& name, int flags, const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(name.c_str(), &db, flags | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
+    const std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
     fail(path, ": cannot open database: ", message);
   }
-  sqlite3_busy_timeout(db_, 10000);
-  exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+  sqlite3_busy_timeout(db, 10000);
+  return db;
+}
+
+// False when a read-only connection cannot read at all: a WAL database in a
+// folder this process cannot write (read-only media, say) has no -shm file
+// for its readers, nor can it be made.
+bool can_read(sqlite3* db) {
+  const int rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+  return (rc & 0xff) != SQLITE_READONLY && (rc & 0xff) != SQLITE_CANTOPEN;
+}
+
+// `path` as the path of an SQLite URI: the characters a URI gives a meaning escaped.
+std::string uri_path(const std::string& path) {
+  std::string out;
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      out += str_cat('%', std::hex, static_cast<int>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+sqlite3* open_read_only(const std::string& path) {
+  sqlite3* db = open_connection(path, SQLITE_OPEN_READONLY, path);
+  if (can_read(db)) return db;
+  sqlite3_close(db);
+  // Where no -shm file can be made, nothing else can write the file either,
+  // which is what `immutable` promises SQLite. Writes left in a -wal file
+  // would go unseen that way.
+  std::error_code error;
+  const uintmax_t wal_bytes = std::filesystem::file_size(path + "-wal", error);
+  if (!error && wal_bytes > 0) {
+    fail(path, ": read-only, with writes not yet merged from its -wal file: open it once where ",
+         "it is writable");
+  }
+  return open_connection("file:" + uri_path(path) + "?immutable=1",
+                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path);
+}
+
+}  // namespace
+
+Database::Database(const std::string& path, Access access)
+    : path_(path),
+      db_(access == Access::kReadOnly
+              ? open_read_only(path)
+              : open_connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, path)) {
+  // Only a setting of this connection: it reads and writes nothing.
+  sqlite3_exec(db_, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr);
 }
 
 Database::~Database() {
@@ -38,6 +89,10 @@ void Database::exec(std::string_view sql) {
 
 int64_t Database::last_insert_id() const {
   return sqlite3_last_insert_rowid(db_);
+}
+
+int Database::error_code() const {
+  return sqlite3_errcode(db_) & 0xff;
 }
 
 Statement::Statement(Database& db, std::string_view sql) : db_(db) {

@@ -41,17 +41,23 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+// kReadWrite creates the file when absent (its parent folder must exist);
+// kReadOnly never writes to it.
+enum class Access { kReadWrite, kReadOnly };
+
 class Database {
  public:
-  // Opens (creating when absent) the file, with WAL journaling and foreign
-  // keys on. The parent folder must exist.
-  explicit Database(const std::string& path);
+  // Opens the file with foreign keys on. The journal mode is the file's own:
+  // ResultsDb switches a database it writes to WAL.
+  explicit Database(const std::string& path, Access access = Access::kReadWrite);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
   void exec(std::string_view sql);
   int64_t last_insert_id() const;
+  // SQLite's primary result code of the last failure (SQLITE_NOTADB, ...).
+  int error_code() const;
   const std::string& path() const { return path_; }
   sqlite3* handle() { return db_; }
   [[noreturn]] void fail_with(std::string_view what) const;

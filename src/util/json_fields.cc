@@ -80,16 +80,17 @@ double JsonFields::number(const char* key, double low, double high) const {
   return number;
 }
 
-bool JsonFields::boolean(const char* key) const {
-  const nlohmann::json& value = at(key);
-  if (!value.is_boolean()) problem(key, "must be true or false");
-  return value.get<bool>();
+bool JsonFields::boolean(const char* key, bool fallback) const {
+  if (!has(key)) return fallback;
+  if (!object_[key].is_boolean()) problem(key, "must be true or false");
+  return object_[key].get<bool>();
 }
 
 const nlohmann::json& JsonFields::list(const char* key) const {
-  const nlohmann::json& value = at(key);
-  if (!value.is_array()) problem(key, "must be a list");
-  return value;
+  static const nlohmann::json kEmpty = nlohmann::json::array();
+  if (!has(key)) return kEmpty;
+  if (!object_[key].is_array()) problem(key, "must be a list");
+  return object_[key];
 }
 
 JsonFields JsonFields::item(const char* key, size_t index) const {

@@ -1,7 +1,8 @@
 // Reading a JSON document whose every error names the file and the place:
 // "FILE:LINE:COLUMN: invalid JSON: ..." for bad syntax, "FILE: /pointer:
-// problem" for a field that is missing, of the wrong type or out of range.
-// Scenario files and calibration profiles are read this way.
+// problem" for a field that is missing, of the wrong type or out of range
+// ("FILE: /events/3/id: must be a string"). Scenario files, agent histories
+// and calibration profiles are read this way.
 #pragma once
 
 #include <cstdint>
@@ -19,12 +20,14 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& name_
 // the object: it must outlive the JsonFields.
 class JsonFields {
  public:
-  JsonFields(const nlohmann::json& object, std::string pointer, std::string file);
+  using json = nlohmann::json;
+
+  JsonFields(const json& object, std::string pointer, std::string file);
 
   [[noreturn]] void problem(const std::string& key, const std::string& what) const;
 
   bool has(const char* key) const { return object_.contains(key); }
-  const nlohmann::json& at(const char* key) const;  // required
+  const json& at(const char* key) const;  // required
   std::string pointer(const char* key) const { return pointer_ + "/" + key; }
   const std::string& file() const { return file_; }
 
@@ -35,16 +38,16 @@ class JsonFields {
   int64_t integer(const char* key, int64_t fallback, int64_t low, int64_t high) const;
   // A required number in [low, high].
   double number(const char* key, double low, double high) const;
-  bool boolean(const char* key) const;  // required
-  // A required list; its items are read with item().
-  const nlohmann::json& list(const char* key) const;
+  bool boolean(const char* key, bool fallback) const;
+  // The list at `key` (empty when absent); its items are read with item().
+  const json& list(const char* key) const;
   // Item `index` of the list `key`, which must be an object.
   JsonFields item(const char* key, size_t index) const;
 
   void allow_only(const std::set<std::string>& keys) const;
 
  private:
-  const nlohmann::json& object_;
+  const json& object_;
   std::string pointer_;
   std::string file_;
 };

@@ -85,6 +85,23 @@ printf '{"events": [{"id": "a", "role": "user", "content": "%s"}], "query": {"qu
 expect_error "history: longer than the trained context" "long.json: the history and its query take [0-9]* tokens, more than the context of 512" \
   history "$tmp/long.json" -m "$tmp/tiny.gguf"
 expect_error "history: longer than -c" "more than the context of 100" history "$tmp/long.json" -m "$tmp/tiny.gguf" -c 100
+
+# contract: bad histories, evictions and profiles, each one line; nothing is written.
+contract_history() {  # contract_history POLICY VALUE
+  printf '{"version": 1, "events": [{"id": "u1", "role": "user", "content": "I use vim.", "policy": "%s", "facts": [{"key": "editor", "value": "%s", "type": "name"}]}, {"id": "a1", "role": "assistant", "content": "Noted."}]}' "$1" "$2" >"$tmp/agent.json"
+}
+contract_history recall vim
+expect_error "contract: evict unknown event" "unknown event 'nope'" contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --evict u1,nope
+expect_usage "contract: no eviction" "say what to evict" contract "$tmp/agent.json" -m "$tmp/tiny.gguf"
+expect_usage "contract: bad budget" "--budget: must be a number of KV rows or a share like 25%, not '120%'" \
+  contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --budget 120%
+contract_history erase vim
+expect_error "contract: unknown policy" "agent.json: /events/0/policy: unknown policy 'erase'" contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --evict u1
+contract_history recall emacs
+expect_error "contract: fact not in its event" "/events/0/facts/0/value: 'emacs' does not occur" contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --evict u1
+contract_history recall vim
+printf '{"version": 1}' >"$tmp/profile.json"
+expect_error "contract: malformed profile" "profile.json: " contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --evict u1 --profile "$tmp/profile.json"
 expect_error "probe: no scenario" "cannot open scenario" probe "$tmp/none.json" -m "$tmp/tiny.gguf" --db "$tmp/r.db"
 scenario="$(dirname "$0")/../../scenarios/paper/distance.json"
 expect_usage "probe: unknown construction" "has no construction 'nope'" probe "$scenario" -m "$tmp/tiny.gguf" --constructions nope --db "$tmp/r.db"
@@ -119,8 +136,40 @@ expect_error "probe: a bad second model fails before the first runs" "absent.ggu
   probe "$scenario" -m "$tmp/tiny.gguf" -m "$tmp/absent.gguf" --db "$tmp/new.db"
 expect_error "landing: no model" "absent.gguf: cannot open" landing "$scenario" -m "$tmp/absent.gguf" --db "$tmp/new.db"
 printf 'not sqlite' >"$tmp/text.db"
-expect_error "merge: an input that is not a database" "text.db: file is not a database" merge "$tmp/new.db" "$tmp/text.db"
+expect_error "merge: an input that is not a database" "text.db: not an eventkv results database" merge "$tmp/new.db" "$tmp/text.db"
 [ ! -e "$tmp/new.db" ] || { echo "FAIL: a failed probe, landing or merge left a database"; failures=$((failures + 1)); }
+
+# A results database that cannot be written (mode 0444, in a 0555 folder)
+# exports and reports, unchanged.
+mkdir "$tmp/ro"
+"$eventkv" probe "$tiny" -m "$tmp/tiny.gguf" -t 1 --pairs 1 --db "$tmp/ro/results.db" >/dev/null 2>&1
+chmod 0444 "$tmp/ro/results.db" && chmod 0555 "$tmp/ro"
+before=$(md5sum <"$tmp/ro/results.db")
+"$eventkv" export --db "$tmp/ro/results.db" >"$tmp/ro.csv" && [ "$(wc -l <"$tmp/ro.csv")" -eq 81 ] &&
+  "$eventkv" report --db "$tmp/ro/results.db" --markdown "$tmp/ro.md" >/dev/null && grep -q tiny-binary "$tmp/ro.md" &&
+  [ "$before" = "$(md5sum <"$tmp/ro/results.db")" ] ||
+  { echo "FAIL: a read-only results database exports and reports"; failures=$((failures + 1)); }
+chmod 0755 "$tmp/ro"
+
+# Another program's SQLite file is refused by every command that takes --db,
+# and left byte for byte (and in its mtime) as it was, with no -wal or -shm.
+python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE meta (key, value)"); c.commit()' "$tmp/other.db"
+touch -d 2020-01-01 "$tmp/other.db"
+before=$(stat -c '%s %Y' "$tmp/other.db")$(md5sum <"$tmp/other.db")
+expect_error "export: another SQLite file" "other.db: not an eventkv results database" export --db "$tmp/other.db"
+expect_error "report: another SQLite file" "other.db: not an eventkv results database" report --db "$tmp/other.db" --markdown "$tmp/r.md"
+expect_error "merge: another SQLite file as input" "other.db: not an eventkv results database" merge "$tmp/new.db" "$tmp/other.db"
+expect_error "merge: another SQLite file as output" "other.db: not an eventkv results database" merge "$tmp/other.db" "$tmp/ro/results.db"
+expect_error "probe: another SQLite file" "other.db: not an eventkv results database" probe "$tiny" -m "$tmp/tiny.gguf" --pairs 1 --db "$tmp/other.db"
+[ "$before" = "$(stat -c '%s %Y' "$tmp/other.db")$(md5sum <"$tmp/other.db")" ] && [ ! -e "$tmp/other.db-wal" ] && [ ! -e "$tmp/other.db-shm" ] ||
+  { echo "FAIL: a refused SQLite file was changed"; failures=$((failures + 1)); }
+[ ! -e "$tmp/new.db" ] && [ ! -e "$tmp/r.md" ] || { echo "FAIL: a refused --db left a file"; failures=$((failures + 1)); }
+
+# A database of a newer schema is refused, by merge too.
+cp "$tmp/ro/results.db" "$tmp/newer.db" && chmod 0644 "$tmp/newer.db"
+python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("UPDATE meta SET value = 99"); c.commit()' "$tmp/newer.db"
+expect_error "export: a newer schema" "newer.db: results database of schema version 99, newer than this eventkv knows" export --db "$tmp/newer.db"
+expect_error "merge: a newer schema" "newer.db: results database of schema version 99" merge "$tmp/new.db" "$tmp/newer.db"
 expect_error "probe: zero KV cells" "--ctx: must be an integer >= 1, not '0'" probe "$scenario" -m "$tmp/tiny.gguf" -c 0
 expect_usage "landing: zero pairs" "--pairs: must be an integer from 1 to 1000000, not '0'" landing "$scenario" -m "$tmp/tiny.gguf" --pairs 0
 expect_error "generate: a count that is not a number" "--n-predict: must be an integer >= 0, not 'x'" generate -m "$tmp/tiny.gguf" -p hi -n x

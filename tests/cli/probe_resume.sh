@@ -3,8 +3,8 @@
 # the scores of an uninterrupted run, and resuming it (or a landing analysis)
 # again adds nothing; shards merged give them too, once however often they
 # are merged; bad scenarios and databases fail with one line. SIGTERM stops
-# like Ctrl-C; --resume says what differs from the unfinished run; two
-# concurrent resumes of one run end cleanly.
+# like Ctrl-C; --resume (of a probe or a landing analysis) says what differs
+# from the unfinished one; two concurrent resumes of one run end cleanly.
 set -u
 eventkv=$1
 scenario=$2
@@ -14,8 +14,8 @@ source "$(dirname "$0")/check.sh"
 run_field() {  # run_field DB SQL-EXPRESSION: its value for the database's only run
   python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT " + sys.argv[2] + " FROM runs").fetchone()[0])' "$1" "$2"
 }
-run_count() {
-  python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM runs").fetchone()[0])' "$1"
+row_count() {  # row_count DB TABLE
+  python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM " + sys.argv[2]).fetchone()[0])' "$1" "$2"
 }
 scores() {  # the scores of a database without run ids, sorted
   "$eventkv" export --db "$1" --format csv | tail -n +2 | cut -d, -f2- | sort
@@ -72,7 +72,7 @@ check "--resume with another --pairs says what differs" \
 sed 's/"seed": 3/"seed": 4/' "$scenario" >"$tmp/edited.json"
 "$eventkv" probe "$tmp/edited.json" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" --resume >/dev/null 2>"$tmp/err"
 check "--resume with an edited scenario file says so" grep -q "was started from another version of the scenario file" "$tmp/err"
-check "... and neither started a run" test "$(run_count "$tmp/int.db")" -eq 1
+check "... and neither started a run" test "$(row_count "$tmp/int.db" runs)" -eq 1
 "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" --resume >/dev/null 2>&1
 check "resumed after Ctrl-C equals the uninterrupted run" cmp -s "$tmp/whole.csv" <(scores "$tmp/int.db")
 
@@ -104,6 +104,14 @@ check "... and the run ends with the uninterrupted scores" cmp -s "$tmp/whole.cs
 check "a 3-pair landing analysis counts 3 pairs (not one per stage)" grep -q "^analysed 3 pairs" "$tmp/landing.out"
 "$eventkv" landing "$scenario" -m "$tmp/model.gguf" -t 1 --pairs 3 --db "$tmp/landing.db" --resume >"$tmp/landing.out" 2>/dev/null
 check "resuming the complete landing computes nothing" grep -q "^analysed 0 pairs.*already complete" "$tmp/landing.out"
+python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("UPDATE landing_runs SET status = '"'interrupted'"'"); c.commit()' "$tmp/landing.db"
+"$eventkv" landing "$scenario" -m "$tmp/model.gguf" -t 1 --pairs 5 --db "$tmp/landing.db" --resume >/dev/null 2>"$tmp/err"
+check "landing --resume with another --pairs says what differs" \
+  grep -q "landing analysis 1 of 'tiny-binary' on model (interrupted) was started with 3 pairs, not 5; resume it with --pairs 3" "$tmp/err"
+"$eventkv" landing "$tmp/edited.json" -m "$tmp/model.gguf" -t 1 --pairs 3 --db "$tmp/landing.db" --resume >/dev/null 2>"$tmp/err"
+check "landing --resume with an edited scenario file says so" grep -q "was started from another version of the scenario file" "$tmp/err"
+check "... and neither started an analysis" \
+  test "$(row_count "$tmp/landing.db" landing_runs)" -eq 1
 
 for k in 0 1 2; do
   "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --shard "$k/3" --db "$tmp/shard$k.db" >/dev/null 2>&1

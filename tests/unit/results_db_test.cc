@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 
 #include "store/sqlite.h"
 #include "test_support.h"
+#include "util/error.h"
 
 namespace eventkv::store {
 namespace {
@@ -99,8 +103,8 @@ TEST_F(ResultsDbTest, MergingACopyAgainAddsOnlyWhatIsNew) {
     landing.construction = "ok";
     const int64_t landing_id = shard.open_landing(landing, false).id;
     shard.store_landing(landing_id, {{0, 1, "event", "carrier", 0.5, "aligned"}});
-    merged.merge_from(shard_path);
-    merged.merge_from(shard_path);
+    merged.merge_from(shard);
+    merged.merge_from(shard);
     ASSERT_EQ(merged.runs().size(), 1u);
     EXPECT_EQ(merged.pairs(merged.runs()[0].id).size(), 1u);
     ASSERT_EQ(merged.landing_runs().size(), 1u);
@@ -112,7 +116,8 @@ TEST_F(ResultsDbTest, MergingACopyAgainAddsOnlyWhatIsNew) {
     shard.store_pair(id, second);
     shard.finish_run(id, "complete", 2.0);
   }
-  merged.merge_from(shard_path);
+  ResultsDb finished_shard(shard_path, Access::kReadOnly);
+  merged.merge_from(finished_shard);
   ASSERT_EQ(merged.runs().size(), 1u);
   EXPECT_EQ(merged.pairs(merged.runs()[0].id).size(), 2u);
   EXPECT_EQ(merged.runs()[0].status, "complete");
@@ -145,33 +150,145 @@ TEST_F(ResultsDbTest, ResumedRunListsEveryKernelOnceAndMergeWarnsOfOtherKernels)
     other.build = "GNU 12.2.0 Release";
     shard.open_run(other, false);
   }
-  const std::vector<std::string> warnings = db.merge_from(shard_database.path());
+  ResultsDb shard(shard_database.path(), Access::kReadOnly);
+  const std::vector<std::string> warnings = db.merge_from(shard);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("used kernels x86_64"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[0].find("avx512 | avx2"), std::string::npos) << warnings[0];
-  EXPECT_FALSE(db.merge_from(shard_database.path()).empty());  // merged again: still differs
+  EXPECT_FALSE(db.merge_from(shard).empty());  // merged again: still differs
 }
 
-TEST_F(ResultsDbTest, ASchemaOneDatabaseGainsTheBuildColumns) {
+TEST_F(ResultsDbTest, StoresWhatWasRunAndMergeCopiesIt) {
+  RunRecord run = one_run("aaa1111");
+  run.scenario_json = R"({"name":"s"})";
+  run.chat_format = "chatml";
+  PairRecord pair;
+  pair.spans_json = R"({"a":[],"b":[]})";
+  const testing::TempDatabase shard_database("results-db-test-shard");
   {
-    Database old(database_.path());
-    old.exec(
-        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-        "INSERT INTO meta VALUES ('schema_version', '1');"
-        "CREATE TABLE runs (id INTEGER PRIMARY KEY, model_name TEXT NOT NULL, model_path TEXT NOT "
-        "NULL, model_fingerprint TEXT NOT NULL, scenario_name TEXT NOT NULL, scenario_suite TEXT "
-        "NOT NULL, scenario_finding TEXT NOT NULL, scenario_hash TEXT NOT NULL, scenario_json "
-        "TEXT NOT NULL, payload_type TEXT NOT NULL, git_version TEXT NOT NULL, seed INTEGER NOT "
-        "NULL, threads INTEGER NOT NULL, n_pairs INTEGER NOT NULL, shard_index INTEGER NOT NULL, "
-        "shard_count INTEGER NOT NULL, started_at TEXT NOT NULL, finished_at TEXT NOT NULL "
-        "DEFAULT '', wall_seconds REAL NOT NULL DEFAULT 0, status TEXT NOT NULL);"
-        "INSERT INTO runs VALUES (1, 'm', 'p', 'f', 's', '', '', 'h', '', '', 'v', 0, 1, 4, 0, 1, "
-        "'t', '', 0, 'complete');");
+    ResultsDb shard(shard_database.path());
+    shard.store_pair(shard.open_run(run, false).id, pair);
   }
+  ResultsDb db(database_.path());
+  ResultsDb shard(shard_database.path(), Access::kReadOnly);
+  db.merge_from(shard);
+  ASSERT_EQ(db.runs().size(), 1u);
+  EXPECT_EQ(db.runs()[0].scenario_json, run.scenario_json);
+  EXPECT_EQ(db.runs()[0].chat_format, "chatml");
+  ASSERT_EQ(db.pairs(db.runs()[0].id).size(), 1u);
+  EXPECT_EQ(db.pairs(db.runs()[0].id)[0].spans_json, pair.spans_json);
+}
+
+// A database as eventkv wrote it at schema 1 (no isa, build; no landing
+// tables yet), with one run of one pair scored under one condition.
+void write_schema_one(const std::string& path) {
+  Database old(path);
+  old.exec(
+      "PRAGMA journal_mode=WAL;"
+      "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+      "INSERT INTO meta VALUES ('schema_version', '1');"
+      "CREATE TABLE runs (id INTEGER PRIMARY KEY, model_name TEXT NOT NULL, model_path TEXT NOT "
+      "NULL, model_fingerprint TEXT NOT NULL, scenario_name TEXT NOT NULL, scenario_suite TEXT "
+      "NOT NULL, scenario_finding TEXT NOT NULL, scenario_hash TEXT NOT NULL, scenario_json "
+      "TEXT NOT NULL, payload_type TEXT NOT NULL, git_version TEXT NOT NULL, seed INTEGER NOT "
+      "NULL, threads INTEGER NOT NULL, n_pairs INTEGER NOT NULL, shard_index INTEGER NOT NULL, "
+      "shard_count INTEGER NOT NULL, started_at TEXT NOT NULL, finished_at TEXT NOT NULL "
+      "DEFAULT '', wall_seconds REAL NOT NULL DEFAULT 0, status TEXT NOT NULL);"
+      "CREATE TABLE pairs (run_id INTEGER NOT NULL, pair_index INTEGER NOT NULL, construction "
+      "TEXT NOT NULL, distance INTEGER NOT NULL, value_a INTEGER NOT NULL, value_b INTEGER NOT "
+      "NULL, candidates TEXT NOT NULL, texts TEXT NOT NULL, n_tokens INTEGER NOT NULL, rejected "
+      "INTEGER NOT NULL, PRIMARY KEY (run_id, pair_index, construction, distance));"
+      "CREATE TABLE scores (run_id INTEGER NOT NULL, pair_index INTEGER NOT NULL, construction "
+      "TEXT NOT NULL, distance INTEGER NOT NULL, condition TEXT NOT NULL, side TEXT NOT NULL, "
+      "candidate INTEGER NOT NULL, log_prob REAL NOT NULL, PRIMARY KEY (run_id, pair_index, "
+      "construction, distance, condition, side, candidate));"
+      "INSERT INTO runs VALUES (1, 'm', 'p', 'f', 's', '', '', 'h', '', '', 'v', 0, 1, 4, 0, 1, "
+      "'t', '', 0, 'complete');"
+      "INSERT INTO pairs VALUES (1, 0, 'ok', 2, 0, 1, '[\"a\",\"b\"]', '{}', 7, 0);"
+      "INSERT INTO scores VALUES (1, 0, 'ok', 2, 'visible', 'A', 0, -0.5);");
+}
+
+std::string schema_version(const std::string& path) {
+  Database db(path, Access::kReadOnly);
+  Statement select(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+  select.step();
+  return select.column_text(0);
+}
+
+TEST_F(ResultsDbTest, ASchemaOneDatabaseReadsAsItIsReadOnlyAndGainsTheColumnsWritable) {
+  write_schema_one(database_.path());
+  {
+    ResultsDb db(database_.path(), Access::kReadOnly);
+    ASSERT_EQ(db.runs().size(), 1u);
+    EXPECT_EQ(db.runs()[0].isa, "");
+    EXPECT_EQ(db.runs()[0].chat_format, "");
+    ASSERT_EQ(db.pairs(1).size(), 1u);
+    EXPECT_EQ(db.pairs(1)[0].spans_json, "");
+    EXPECT_EQ(db.pairs(1)[0].conditions.at("visible").first.log_probs.at(0), -0.5);
+    EXPECT_TRUE(db.landing_runs().empty());
+  }
+  EXPECT_EQ(schema_version(database_.path()), "1");
   ResultsDb db(database_.path());
   ASSERT_EQ(db.runs().size(), 1u);
   EXPECT_EQ(db.runs()[0].isa, "");
   EXPECT_EQ(db.runs()[0].git_version, "v");
+  EXPECT_EQ(db.pairs(1)[0].spans_json, "");
+  EXPECT_EQ(schema_version(database_.path()), std::to_string(kSchemaVersion));
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Opening `path` as a results database, read-only or for writing, throws
+// `message` and leaves the file as it was, with no -wal or -shm beside it.
+void expect_refused_untouched(const std::string& path, const std::string& message) {
+  const std::string before = file_bytes(path);
+  const auto modified = std::filesystem::last_write_time(path);
+  for (const Access access : {Access::kReadOnly, Access::kReadWrite}) {
+    try {
+      ResultsDb db(path, access);
+      ADD_FAILURE() << path << " opened";
+    } catch (const std::exception& e) {
+      EXPECT_EQ(e.what(), path + ": " + message);
+    }
+  }
+  EXPECT_EQ(file_bytes(path), before);
+  EXPECT_EQ(std::filesystem::last_write_time(path), modified);
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+}
+
+TEST_F(ResultsDbTest, AnotherSqliteFileIsRefusedUntouched) {
+  {
+    Database other(database_.path());
+    other.exec("CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('x', 'y');");
+  }
+  expect_refused_untouched(database_.path(), "not an eventkv results database");
+}
+
+TEST_F(ResultsDbTest, AFileThatIsNoDatabaseIsRefusedUntouched) {
+  std::ofstream(database_.path()) << "not sqlite, but long enough to be read as a header........"
+                                     "................................................";
+  expect_refused_untouched(database_.path(), "not an eventkv results database");
+}
+
+TEST_F(ResultsDbTest, ANewerSchemaIsRefusedUntouched) {
+  {
+    ResultsDb db(database_.path());
+    db.database().exec("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+    db.database().exec("PRAGMA journal_mode=DELETE");  // no -wal left to compare
+  }
+  expect_refused_untouched(database_.path(),
+                           "results database of schema version 99, newer than this eventkv "
+                           "knows (" +
+                               std::to_string(kSchemaVersion) + "): use a newer eventkv");
+}
+
+TEST_F(ResultsDbTest, ReadOnlyNeedsAnExistingFile) {
+  EXPECT_THROW(ResultsDb(database_.path(), Access::kReadOnly), Error);
+  EXPECT_FALSE(std::filesystem::exists(database_.path()));
 }
 
 TEST(Iso8601, ReadsWhatNowWrites) {

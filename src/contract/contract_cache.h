@@ -1,0 +1,183 @@
+// The memory contract as a runtime: an event KV history whose evictions
+// honour each event's policy (contract/agent_history.h).
+//   recall  each fact of an evicted event stays answerable: a retained
+//           carrier whose rows were computed with the event visible serves
+//           it when the calibration profile certifies the carrier's
+//           construction for the fact's type; otherwise a textual record
+//           event "(Memory: <statement>; ...)" (role system) is appended,
+//           and its rows count against the budget like any other.
+//   forget  verified forgetting: the event is evicted and every retained
+//           event whose rows could hold its information (its descendants in
+//           the event attention graph, tracked per event) is recomputed at
+//           its position seeing only the retained rows. Proved twice: the
+//           served rows are bit-identical when the history is replayed with
+//           every token of the event changed, and equal to a fresh
+//           computation of the served events.
+//   none    plain eviction (its facts are lost, though carriers may still
+//           hold them: what the paper measures).
+// Every decision is logged with its evidence and cost. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "contract/agent_history.h"
+#include "contract/profile.h"
+#include "kv/event_kv.h"
+#include "tokenizer/chat_format.h"
+
+namespace eventkv::contract {
+
+// How a fact of an evicted event is kept.
+enum class Keeping { kRecord, kCarrier, kForgotten, kLost };
+
+std::string_view keeping_name(Keeping keeping);
+
+struct Decision {
+  std::string event;  // the evicted event
+  std::string fact;   // one of its facts; "" for an event without facts
+  Keeping keeping = Keeping::kLost;
+  std::string evidence;  // one line: the profile row, the record, the proof
+  int64_t rows = 0;      // rows it cost: a record's, or those recomputed
+  double ms = 0.0;
+};
+
+struct ForgetProof {
+  std::string event;
+  int64_t recomputed_events = 0;
+  int64_t recomputed_rows = 0;
+  double recompute_ms = 0.0;
+  bool verified = false;           // the two checks below ran
+  bool value_independent = false;  // bit-identical rows when the event's tokens are changed
+  bool equals_fresh = false;       // bit-identical to a fresh computation of the served events
+  double verify_ms = 0.0;
+};
+
+struct ContractOptions {
+  // Honour policies; off: every eviction is plain (the comparison the
+  // contract is measured against).
+  bool enforce = true;
+  // Prove each verified forgetting (two extra computations of what follows
+  // the forgotten event). Keeps the rows as computed before the first
+  // eviction allocated, for the replays.
+  bool verify = true;
+};
+
+// Which evictable event a budget evicts first: the lowest score. The
+// default is recency (the event's index: oldest first).
+using EvictionScorer = std::function<double(const kv::EventState& event, size_t index)>;
+
+class ContractCache {
+ public:
+  ContractCache(std::shared_ptr<kv::Engine> engine, std::shared_ptr<kv::KvArena> arena,
+                tokenizer::ChatFormat format, std::optional<Profile> profile,
+                ContractOptions options = {});
+
+  // Renders the events (the chat format's preamble first, on the first
+  // call) and computes their rows globally. Throws Error on a duplicate id.
+  void append(std::span<const AgentEvent> events);
+
+  // Evicts the events under the contract; returns the decisions taken.
+  // Unknown, already evicted, pinned and record events are refused before
+  // anything changes.
+  std::vector<Decision> evict(std::span<const std::string> ids);
+
+  // Evicts events (never pinned ones, the preamble or records) in scorer
+  // order until the retained rows fit `budget_rows`, records included.
+  // Returns the decisions; stops short when nothing evictable is left.
+  std::vector<Decision> fit_budget(int64_t budget_rows, const EvictionScorer& scorer = {});
+
+  // What a recall or forget fact's source event has become: "retained",
+  // "record", "carrier", "forgotten" or "lost".
+  std::string fact_state(std::string_view key) const;
+
+  // Replays this history's appends and evictions on a new cache of the same
+  // engine and arena under `options`, with the tokens of the events named in
+  // `tokens` replaced (each keeps its length).
+  ContractCache replay(const std::map<std::string, std::vector<int32_t>, std::less<>>& tokens,
+                       ContractOptions options) const;
+
+  // A cache sharing this one's rows (copied on write) and its contract
+  // state; its own log and proofs start empty, and it replays nothing from
+  // before the fork.
+  ContractCache fork() const;
+
+  // Tokens of event `id` with `content` in place of its content.
+  std::vector<int32_t> render_content(std::string_view id, const std::string& content) const;
+
+  const kv::EventKV& kv() const { return kv_; }
+  kv::EventKV& kv() { return kv_; }
+  const tokenizer::ChatFormat& format() const { return format_; }
+  const std::vector<Decision>& log() const { return log_; }
+  const std::vector<ForgetProof>& proofs() const { return proofs_; }
+  const std::optional<Profile>& profile() const { return profile_; }
+
+ private:
+  struct Operation {
+    std::vector<AgentEvent> append;
+    std::vector<std::string> evict;
+  };
+
+  const AgentEvent* spec(std::string_view id) const;  // nullptr for the preamble and records
+  int32_t event_index(std::string_view id) const;
+  void compute_appended(std::vector<kv::EventTokens> tokens);
+  void track_visibility(size_t first_event);
+  void refresh_visibility(size_t event);
+  std::vector<std::string> descendants(size_t event) const;
+  // Evicts the events and recomputes their descendants; returns those.
+  std::vector<std::string> forget_events(const std::vector<std::string>& ids, ForgetProof& proof);
+  void add_forget_decisions(const ForgetProof& proof, const std::vector<std::string>& ids,
+                            std::vector<Decision>& decisions) const;
+  bool start_from_pristine(const ContractCache& origin);
+  void prove(ForgetProof& proof, const std::vector<std::string>& ids,
+             const std::vector<std::string>& recomputed) const;
+  bool equals_fresh(const std::vector<std::string>& recomputed) const;
+  void keep_recall_facts(std::vector<Decision>& decisions);
+  bool carrier_serves(const Fact& fact, size_t source, std::string* evidence) const;
+  void check_evictable(std::span<const std::string> ids) const;
+
+  std::shared_ptr<kv::Engine> engine_;
+  std::shared_ptr<kv::KvArena> arena_;
+  tokenizer::ChatFormat format_;
+  std::optional<Profile> profile_;
+  ContractOptions options_;
+  kv::EventKV kv_;
+  std::map<std::string, AgentEvent, std::less<>> specs_;     // by id
+  std::map<std::string, std::string, std::less<>> records_;  // fact key -> record event id
+  std::set<std::string, std::less<>> carried_;  // recall facts a certified carrier serves
+  // Per event (kv_ index): the earlier events whose information its rows
+  // may hold (those it attended to, and theirs, transitively).
+  std::vector<std::vector<char>> saw_;
+  std::map<std::string, std::vector<int32_t>, std::less<>> token_overrides_;
+  std::vector<Operation> operations_;
+  // With verify: the history as computed before the first eviction (rows
+  // shared, so evicted rows stay allocated while the cache lives), which
+  // replays start from instead of computing everything again.
+  std::optional<kv::EventKV> pristine_;
+  std::vector<std::vector<char>> pristine_saw_;
+  size_t pristine_operations_ = 0;
+  std::vector<Decision> log_;
+  std::vector<ForgetProof> proofs_;
+};
+
+// A query about a fact, scored against the served rows.
+struct QueryResult {
+  std::string fact;
+  std::vector<double> log_probs;  // per candidate
+  int predicted = 0;              // argmax (the first on ties)
+  int truth = 0;                  // index of the fact's value
+  bool answered() const { return predicted == truth; }
+};
+
+QueryResult ask(kv::EventKV& history, const tokenizer::ChatFormat& format, const FactQuery& query,
+                const Fact& fact);
+
+}  // namespace eventkv::contract
