@@ -27,8 +27,11 @@ def fnv1a64(data: bytes) -> str:
 
 
 def canonical(path: Path) -> str:
-    """The scenario as eventkv stores it: nlohmann::json's dump of the parsed file."""
-    return json.dumps(json.loads(path.read_text()), separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    """The scenario as eventkv stores it: nlohmann::json's dump of the parsed
+    file without its "family" (a label for calibration, not part of the run)."""
+    doc = json.loads(path.read_text())
+    doc.pop("family", None)
+    return json.dumps(doc, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
 
 def fill(db_path: Path, by_hash: dict) -> None:
