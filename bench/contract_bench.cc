@@ -39,7 +39,7 @@ Loaded default_model() {
 
 // Words drawn from a small vocabulary: about one token each.
 std::vector<AgentEvent> history_events(int64_t tokens) {
-  static const std::vector<std::string> kWords = {"north", "river", "lamp",   "seven",
+  static const std::vector<std::string> kWords = {"north", "river",  "lamp",  "seven",
                                                   "quiet", "garden", "stone", "blue"};
   eventkv::Rng rng(7);
   std::vector<AgentEvent> events;
@@ -76,9 +76,8 @@ Computed& computed(int64_t tokens) {
   if (c.cache) return c;
   c.loaded = default_model();
   if (!c.loaded.engine) return c;
-  auto arena = std::make_shared<eventkv::kv::KvArena>(c.loaded.engine->model().config(),
-                                                      3 * tokens + 512,
-                                                      eventkv::compute::KvType::kF32);
+  auto arena = std::make_shared<eventkv::kv::KvArena>(
+      c.loaded.engine->model().config(), 3 * tokens + 512, eventkv::compute::KvType::kF32);
   c.cache.emplace(c.loaded.engine, arena, *c.loaded.format, std::nullopt,
                   eventkv::contract::ContractOptions{.enforce = true, .verify = false});
   c.cache->append(history_events(tokens));

@@ -6,6 +6,7 @@
 // no forget fact may be recoverable (donor pairs over its value: the served
 // rows must be bit-identical, so 0 aligned, where plain eviction of the same
 // events is measured beside it).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -200,6 +201,7 @@ void print_text(const json& out) {
 void run(const ContractOptions& options) {
   const contract::AgentHistory history = contract::load_agent_history(options.file);
   for (const std::string& id : options.evict) (void)history.event(id);
+  if (!options.budget.empty()) (void)budget_rows(options.budget, 0);
   std::optional<contract::Profile> profile;
   if (!options.profile.empty()) profile = contract::load_profile(options.profile);
   const auto engine = load_engine(options.model);
@@ -219,12 +221,16 @@ void run(const ContractOptions& options) {
   // Records and queries follow the history; the proofs and the leak check
   // replay it beside the served copy.
   const int64_t n_ctx = context_size(options.model, model, model.config().n_ctx_train);
-  if (n_tokens + 512 > n_ctx) {
-    fail(options.file, ": the history takes ", n_tokens, " tokens; with room for records and ",
-         "queries (512) that is more than the context of ", n_ctx);
+  // Records and queries follow the history (an eighth of the context is
+  // kept for them); the proofs and the leak check replay what follows the
+  // forgotten events beside the served copy.
+  const int64_t room = std::min<int64_t>(512, n_ctx / 8);
+  if (n_tokens + room > n_ctx) {
+    fail(options.file, ": the history takes ", n_tokens, " tokens; with ", room,
+         " for records and queries that is more than the context of ", n_ctx);
   }
   auto arena =
-      std::make_shared<kv::KvArena>(model.config(), 4 * (n_tokens + 512), compute::KvType::kF32);
+      std::make_shared<kv::KvArena>(model.config(), 4 * (n_tokens + room), compute::KvType::kF32);
   ContractCache cache(engine, arena, format, profile, {.enforce = true, .verify = options.verify});
   std::fprintf(stderr, "computing %lld tokens of %s\n", static_cast<long long>(n_tokens),
                options.file.c_str());
@@ -284,8 +290,9 @@ void run(const ContractOptions& options) {
     }
   }
   out["verdict"] =
-      str_cat("recall facts answered: ", answered, "/", recall, " (with every event visible: ",
-              answered_visible, "/", recall, ")", "; forget facts leaked (aligned donor pairs under the contract): ", leaked,
+      str_cat("recall facts answered: ", answered, "/", recall,
+              " (with every event visible: ", answered_visible, "/", recall, ")",
+              "; forget facts leaked (aligned donor pairs under the contract): ", leaked,
               "; forgetting proofs: ", proofs_hold ? "hold" : "FAILED");
   if (options.as_json) {
     std::cout << out.dump(2) << "\n";

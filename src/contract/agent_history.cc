@@ -93,12 +93,14 @@ void check_references(const AgentHistory& history, const JsonFields& root) {
   for (size_t i = 0; i < history.events.size(); ++i) {
     const AgentEvent& e = history.events[i];
     const std::string at = "events/" + std::to_string(i);
-    if (!ids.insert(e.event.id).second)
+    if (!ids.insert(e.event.id).second) {
       root.problem(at + "/id", "duplicate id '" + e.event.id + "'");
+    }
     for (const CarrierClaim& claim : e.carries) {
-      if (fact_event.count(claim.fact) == 0)
+      if (fact_event.count(claim.fact) == 0) {
         root.problem(at + "/carries",
                      "fact '" + claim.fact + "' is not stated by an earlier event");
+      }
     }
     for (const Fact& fact : e.facts) {
       if (!fact_event.emplace(fact.key, i).second)

@@ -216,7 +216,7 @@ void ContractCache::add_forget_decisions(const ForgetProof& proof,
 }
 
 std::vector<std::string> ContractCache::forget_events(const std::vector<std::string>& ids,
-                                                     ForgetProof& proof) {
+                                                      ForgetProof& proof) {
   for (const std::string& id : ids) proof.event += (proof.event.empty() ? "" : ",") + id;
   std::set<std::string> targets;
   for (const std::string& id : ids) {
@@ -482,8 +482,8 @@ bool ContractCache::start_from_pristine(const ContractCache& origin) {
   std::vector<kv::EventTokens> rest;
   for (size_t e = first; e < events.size(); ++e) {
     const auto it = token_overrides_.find(events[e].id);
-    rest.push_back(
-        {events[e].id, events[e].role, it == token_overrides_.end() ? events[e].tokens : it->second});
+    rest.push_back({events[e].id, events[e].role,
+                    it == token_overrides_.end() ? events[e].tokens : it->second});
   }
   if (!rest.empty()) compute_appended(std::move(rest));
   for (const kv::EventState& e : events) {

@@ -102,6 +102,8 @@ expect_error "contract: fact not in its event" "/events/0/facts/0/value: 'emacs'
 contract_history recall vim
 printf '{"version": 1}' >"$tmp/profile.json"
 expect_error "contract: malformed profile" "profile.json: " contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --evict u1 --profile "$tmp/profile.json"
+expect_error "contract: another model's profile" "smollm2.json: a profile of smollm2-135m-instruct-q4_1 (ebc2a28e3656a9b4), not of" \
+  contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --evict u1 --profile "$(dirname "$0")/../../profiles/smollm2.json"
 expect_error "probe: no scenario" "cannot open scenario" probe "$tmp/none.json" -m "$tmp/tiny.gguf" --db "$tmp/r.db"
 scenario="$(dirname "$0")/../../scenarios/paper/distance.json"
 expect_usage "probe: unknown construction" "has no construction 'nope'" probe "$scenario" -m "$tmp/tiny.gguf" --constructions nope --db "$tmp/r.db"
