@@ -209,9 +209,10 @@ void ContractCache::add_forget_decisions(const ForgetProof& proof,
   for (const std::string& id : ids) {
     const AgentEvent& s = *spec(id);
     if (s.facts.empty()) decisions.push_back({id, "", Keeping::kForgotten, evidence, 0, 0});
-    for (const Fact& f : s.facts)
+    for (const Fact& f : s.facts) {
       decisions.push_back(
           {id, f.key, Keeping::kForgotten, evidence, proof.recomputed_rows, proof.recompute_ms});
+    }
   }
 }
 
@@ -385,9 +386,12 @@ void ContractCache::keep_recall_facts(std::vector<Decision>& decisions) {
   }
   size_t reason = 0;
   for (const auto& [source, facts] : needed) {
-    std::string text;
-    for (const Fact* f : facts) text += (text.empty() ? "" : "; ") + fill_statement(*f);
-    text = "(Memory: " + text + ".)";
+    std::string text = "(Memory: ";
+    for (size_t f = 0; f < facts.size(); ++f) {
+      if (f > 0) text += "; ";
+      text += fill_statement(*facts[f]);
+    }
+    text += ".)";
     const std::string id = str_cat(kRecordPrefix, events[source].id, "/", records_.size());
     double seconds = 0.0;
     kv::EventTokens record{id, "system",
@@ -470,7 +474,8 @@ bool ContractCache::start_from_pristine(const ContractCache& origin) {
   if (!origin.pristine_) return false;
   const auto& events = origin.pristine_->events();
   size_t first = events.size();
-  for (const auto& [id, replaced] : token_overrides_) {
+  for (const auto& replaced : token_overrides_) {
+    const std::string& id = replaced.first;
     const auto it = std::find_if(events.begin(), events.end(),
                                  [&](const kv::EventState& e) { return e.id == id; });
     if (it == events.end()) return false;

@@ -6,8 +6,9 @@
 namespace eventkv::tokenizer {
 namespace {
 
-// Heap order: highest score first, then leftmost.
-bool comes_after(const SpmScratch::Candidate& a, const SpmScratch::Candidate& b) {
+// Heap order: highest score first, then leftmost. Named apart from bpe.cc's
+// comparator: the unity build can put both in one translation unit.
+bool spm_comes_after(const SpmScratch::Candidate& a, const SpmScratch::Candidate& b) {
   return a.score < b.score || (a.score == b.score && a.left > b.left);
 }
 
@@ -42,7 +43,7 @@ void SpmModel::push_candidate(const Vocab& vocab, SpmScratch& scratch, int32_t l
   const auto token = vocab.find(std::string_view(scratch.escaped).substr(a.begin, length));
   if (!token) return;
   scratch.heap.push_back({vocab.scores[*token], left, right, length});
-  std::push_heap(scratch.heap.begin(), scratch.heap.end(), comes_after);
+  std::push_heap(scratch.heap.begin(), scratch.heap.end(), spm_comes_after);
 }
 
 void SpmModel::emit(const Vocab& vocab, std::string_view piece, std::vector<TokenId>& out) const {
@@ -83,7 +84,7 @@ void SpmModel::encode(const Vocab& vocab, std::string_view text, bool add_space_
     push_candidate(vocab, scratch, i - 1, i);
   }
   while (!scratch.heap.empty()) {
-    std::pop_heap(scratch.heap.begin(), scratch.heap.end(), comes_after);
+    std::pop_heap(scratch.heap.begin(), scratch.heap.end(), spm_comes_after);
     const SpmScratch::Candidate candidate = scratch.heap.back();
     scratch.heap.pop_back();
     SpmScratch::Symbol& left = symbols[candidate.left];
