@@ -29,7 +29,7 @@ namespace {
 using contract::ContractCache;
 using nlohmann::json;
 
-struct ContractOptions {
+struct ContractCommand {
   ModelOptions model;
   std::string file;
   std::string profile;
@@ -88,6 +88,14 @@ json query_json(const contract::QueryResult& r, const contract::FactQuery& q,
           {"log_probs", r.log_probs}};
 }
 
+// The paired logit margin of SPEC section 2 for a pair whose A side holds
+// the true value and whose B side holds candidate `b`.
+double paired_margin(const contract::QueryResult& side_a, const contract::QueryResult& side_b,
+                     size_t b) {
+  const auto a = static_cast<size_t>(side_a.truth);
+  return (side_a.log_probs[a] - side_a.log_probs[b]) - (side_b.log_probs[a] - side_b.log_probs[b]);
+}
+
 // Donor pairs over a forget fact's value: the history replayed with each
 // other candidate in its place, under the contract and under plain
 // eviction; outcome counts per regime.
@@ -132,16 +140,11 @@ json leak_check(ContractCache& cache, const contract::AgentHistory& history,
         probe::classify(plain_answer.predicted, pb.predicted, answer.truth, value_b)));
     ++contract_counts[under_contract];
     ++plain_counts[under_plain];
-    pairs.push_back(
-        {{"value_b", query.candidates[c]},
-         {"contract", under_contract},
-         {"contract_margin",
-          (answer.log_probs[static_cast<size_t>(answer.truth)] - answer.log_probs[c]) -
-              (b.log_probs[static_cast<size_t>(answer.truth)] - b.log_probs[c])},
-         {"plain", under_plain},
-         {"plain_margin",
-          (plain_answer.log_probs[static_cast<size_t>(answer.truth)] - plain_answer.log_probs[c]) -
-              (pb.log_probs[static_cast<size_t>(answer.truth)] - pb.log_probs[c])}});
+    pairs.push_back({{"value_b", query.candidates[c]},
+                     {"contract", under_contract},
+                     {"contract_margin", paired_margin(answer, b, c)},
+                     {"plain", under_plain},
+                     {"plain_margin", paired_margin(plain_answer, pb, c)}});
     progress.update(++done);
   }
   progress.finish();
@@ -198,7 +201,7 @@ void print_text(const json& out) {
   std::printf("\n%s\n", out["verdict"].get<std::string>().c_str());
 }
 
-void run(const ContractOptions& options) {
+void run(const ContractCommand& options) {
   const contract::AgentHistory history = contract::load_agent_history(options.file);
   for (const std::string& id : options.evict) (void)history.event(id);
   if (!options.budget.empty()) (void)budget_rows(options.budget, 0);
@@ -307,7 +310,7 @@ void run(const ContractOptions& options) {
 void add_contract_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "contract", "Evict an agent history's events under the memory contract and check it");
-  auto options = std::make_shared<ContractOptions>();
+  auto options = std::make_shared<ContractCommand>();
   add_model_options(cmd, options->model);
   cmd->add_option("file", options->file, "agent history (JSON; see examples/README.md)")
       ->required();

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "events/render.h"
+#include "probe/conditions.h"
 #include "probe/scenario.h"
 #include "util/error.h"
 #include "util/stopwatch.h"
@@ -523,9 +524,7 @@ QueryResult ask(kv::EventKV& history, const tokenizer::ChatFormat& format, const
   QueryResult result{query.fact, {}, 0, 0};
   for (const kv::CandidateScore& s : history.score(tokens.prompt, tokens.candidates))
     result.log_probs.push_back(s.log_prob);
-  result.predicted =
-      static_cast<int>(std::max_element(result.log_probs.begin(), result.log_probs.end()) -
-                       result.log_probs.begin());
+  result.predicted = probe::predicted({result.log_probs});
   result.truth =
       static_cast<int>(std::find(query.candidates.begin(), query.candidates.end(), fact.value) -
                        query.candidates.begin());
