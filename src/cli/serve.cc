@@ -46,9 +46,10 @@ void run(ServeOptions options) {
   if (!options.profile.empty()) profile = contract::load_profile(options.profile);
   const auto engine = load_engine(options.model);
   const model::Model& model = engine->model();
-  if (profile)
+  if (profile) {
     contract::check_profile_model(*profile, options.profile, model.fingerprint(),
                                   options.model.model);
+  }
   const int64_t context = context_size(options.model, model);
   if (options.service.kv_budget > context)
     usage_error("--kv-budget", str_cat("must be at most the context of ", context, " rows"));
