@@ -148,9 +148,11 @@ HttpServer::HttpServer(Service& service, HttpOptions options)
       send_error(res, 404, str_cat("no route ", req.method, " ", req.path));
       return;
     }
-    send_error(res, res.status,
-               res.status == 413 ? "the request body is larger than --max-body"
-                                 : str_cat("HTTP ", res.status));
+    const char* what = res.status == 413   ? "the request body is larger than --max-body"
+                       : res.status == 400 ? "the HTTP request is malformed (a POST body needs a "
+                                             "Content-Length)"
+                                           : "the request failed";
+    send_error(res, res.status, what);
   });
   server_->set_exception_handler([](const Request&, Response& res, std::exception_ptr error) {
     try {
