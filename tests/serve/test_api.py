@@ -154,6 +154,7 @@ def test_max_sessions_is_429(fresh_server):
     {"role": "user", "content": "hello", "mood": "happy"},
     {"role": "user", "content": "hello", "policy": "sometimes"},
     {"role": "user", "content": "hello", "id": "preamble"},
+    {"role": "user", "content": "hello", "id": "has space"},
     {"role": "user", "content": "hello", "pin": "yes"},
 ])
 def test_invalid_event_is_422_and_changes_nothing(api, event):
@@ -337,12 +338,19 @@ def test_score(api):
 
 # --- snapshots, persistence -------------------------------------------------------------------
 
+def snapshot_file(server, name):
+    """The snapshot's file: somewhere under STATE_DIR/snapshots, named after it."""
+    files = [p for p in (server.state_dir / "snapshots").rglob(f"{name}*") if p.is_file()]
+    assert len(files) == 1, files
+    return files[0]
+
+
 def test_snapshot_and_restore(api, server):
     sid = api.session(kv_budget=0)["id"]
     api.append(sid, *chat_events(2, "kept"))
     snap = api.ok("POST", f"/sessions/{sid}/snapshot", {}, status=201)
     assert snap["snapshot"] and snap["bytes"] > 0
-    assert (server.state_dir / "snapshots" / snap["snapshot"]).is_file()
+    assert snapshot_file(server, snap["snapshot"]).is_file()
     before = api.events(sid)
     api.append(sid, *chat_events(2, "later"))
     assert len(api.events(sid)) == len(before) + 2
@@ -355,11 +363,22 @@ def test_snapshot_and_restore(api, server):
     assert_error(api.post(f"/sessions/{sid}/restore", {"snapshot": "no-such-snapshot"}), 404)
 
 
+def test_snapshot_of_a_longest_id_session(api):
+    # A snapshot's name must be one restore accepts, whatever the session id.
+    sid = api.session(id=("L" * 64 + unique_id(""))[-64:])["id"]
+    api.append(sid, {"role": "user", "content": "first"})
+    name = api.ok("POST", f"/sessions/{sid}/snapshot", {}, status=201)["snapshot"]
+    before = api.events(sid)
+    api.append(sid, {"role": "user", "content": "second"})
+    api.ok("POST", f"/sessions/{sid}/restore", {"snapshot": name})
+    assert api.events(sid) == before
+
+
 def test_restore_corrupted_snapshot_is_422(api, server):
     sid = api.session()["id"]
     api.append(sid, *chat_events(2))
     name = api.ok("POST", f"/sessions/{sid}/snapshot", {}, status=201)["snapshot"]
-    path = server.state_dir / "snapshots" / name
+    path = snapshot_file(server, name)
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x55
     path.write_bytes(bytes(data))
