@@ -8,7 +8,7 @@ SERVICES = ["billing", "search", "checkout", "mailer", "ledger", "gateway"]
 def donor(api, service, value):
     """A session whose only difference from its pair is the forgotten value."""
     sid = api.session(kv_budget=0, system="You are a deployment assistant.")["id"]
-    api.append(sid,
+    out = api.append(sid,
                {"id": "flag", "role": "user", "policy": "forget",
                 "content": f"The deploy flag for service {service} is {value}.",
                 "facts": [{"key": "flag", "value": value, "type": "binary",
@@ -16,7 +16,7 @@ def donor(api, service, value):
                {"id": "ack", "role": "assistant", "content": "Understood, noted."},
                {"id": "filler", "role": "user",
                 "content": "Unrelated: the team lunch moved to Thursday at noon."})
-    return sid
+    return sid, [e["tokens"] for e in out["events"]]
 
 
 def ask(api, sid, service):
@@ -28,7 +28,9 @@ def ask(api, sid, service):
 def test_forgotten_fact_is_not_recoverable(api):
     differed_before = 0
     for service in SERVICES:
-        a, b = donor(api, service, "on"), donor(api, service, "off")
+        (a, tokens_a), (b, tokens_b) = donor(api, service, "on"), donor(api, service, "off")
+        # Same token counts: the pair differs in the value only, not in positions.
+        assert tokens_a == tokens_b
         before_a, before_b = ask(api, a, service), ask(api, b, service)
         differed_before += before_a["log_probs"] != before_b["log_probs"]
         for sid in (a, b):
