@@ -21,5 +21,6 @@ void add_rerun_command(CLI::App& app);
 void add_suite_command(CLI::App& app);
 void add_contract_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 }  // namespace eventkv::cli

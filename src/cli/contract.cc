@@ -209,10 +209,8 @@ void run(const ContractCommand& options) {
   if (!options.profile.empty()) profile = contract::load_profile(options.profile);
   const auto engine = load_engine(options.model);
   const model::Model& model = engine->model();
-  if (profile && profile->model_fingerprint != str_cat(std::hex, model.fingerprint())) {
-    fail(options.profile, ": a profile of ", profile->model_name, " (", profile->model_fingerprint,
-         "), not of ", options.model.model, " (", str_cat(std::hex, model.fingerprint()), ")");
-  }
+  if (profile)
+    contract::check_profile_model(*profile, options.profile, model.fingerprint(), options.model.model);
   const tokenizer::ChatFormat format = options.format.empty()
                                            ? tokenizer::ChatFormat::detect(model.file())
                                            : tokenizer::ChatFormat::by_name(options.format);

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   eventkv::cli::add_suite_command(app);
   eventkv::cli::add_contract_command(app);
   eventkv::cli::add_calibrate_command(app);
+  eventkv::cli::add_serve_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

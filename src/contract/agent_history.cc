@@ -40,7 +40,9 @@ Fact parse_fact(const JsonFields& fields, const std::string& content) {
   return fact;
 }
 
-AgentEvent parse_event(const JsonFields& fields) {
+}  // namespace
+
+AgentEvent parse_agent_event(const JsonFields& fields) {
   fields.allow_only({"id", "role", "content", "policy", "pin", "facts", "carries"});
   AgentEvent e;
   e.event = {fields.text("id", "", true), fields.text("role", "", true),
@@ -73,6 +75,25 @@ AgentEvent parse_event(const JsonFields& fields) {
   }
   return e;
 }
+
+nlohmann::json agent_event_json(const AgentEvent& e) {
+  json out = {{"id", e.event.id},
+              {"role", e.event.role},
+              {"content", e.event.content},
+              {"policy", policy_name(e.policy)},
+              {"pin", e.pin},
+              {"facts", json::array()},
+              {"carries", json::array()}};
+  for (const Fact& f : e.facts) {
+    out["facts"].push_back(
+        {{"key", f.key}, {"value", f.value}, {"type", f.type}, {"statement", f.statement}});
+  }
+  for (const CarrierClaim& c : e.carries)
+    out["carries"].push_back({{"fact", c.fact}, {"construction", c.construction}});
+  return out;
+}
+
+namespace {
 
 FactQuery parse_query(const JsonFields& fields) {
   fields.allow_only({"fact", "question", "answer_prefix", "candidates", "answer_format"});
@@ -165,7 +186,7 @@ AgentHistory parse_agent_history(const std::string& text, const std::string& nam
   if (!events.is_array() || events.empty()) root.problem("events", "must be a non-empty list");
   for (size_t i = 0; i < events.size(); ++i) {
     history.events.push_back(
-        parse_event(JsonFields(events[i], "/events/" + std::to_string(i), name_for_errors)));
+        parse_agent_event(JsonFields(events[i], "/events/" + std::to_string(i), name_for_errors)));
   }
   const json& queries = root.list("queries");
   for (size_t i = 0; i < queries.size(); ++i) {

@@ -4,6 +4,7 @@
 // and the questions that check each fact. See examples/README.md.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,5 +70,18 @@ struct AgentHistory {
 // Error "FILE: /pointer: problem".
 AgentHistory parse_agent_history(const std::string& text, const std::string& name_for_errors);
 AgentHistory load_agent_history(const std::string& path);
+
+}  // namespace eventkv::contract
+
+namespace eventkv {
+class JsonFields;
+}
+
+namespace eventkv::contract {
+
+// One event of a history (the same fields and checks; a fact's value in
+// its content; references to other events are not checked), and back.
+AgentEvent parse_agent_event(const JsonFields& fields);
+nlohmann::json agent_event_json(const AgentEvent& event);
 
 }  // namespace eventkv::contract

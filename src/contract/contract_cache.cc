@@ -16,10 +16,6 @@ namespace {
 
 constexpr const char* kRecordPrefix = "record:";
 
-bool is_record(std::string_view id) {
-  return id.starts_with(kRecordPrefix);
-}
-
 // Every retained row of `a` and `b` (same slots) bit for bit, all layers.
 bool same_rows(const kv::EventKV& a, const kv::EventKV& b) {
   if (a.n_slots() != b.n_slots()) return false;
@@ -81,16 +77,26 @@ ContractCache::ContractCache(std::shared_ptr<kv::Engine> engine, std::shared_ptr
       options_(options),
       kv_(engine_, arena_) {}
 
+bool ContractCache::is_record(std::string_view id) {
+  return id.starts_with(kRecordPrefix);
+}
+
 const AgentEvent* ContractCache::spec(std::string_view id) const {
   const auto it = specs_.find(id);
   return it == specs_.end() ? nullptr : &it->second;
 }
 
+void ContractCache::check_new_id(std::string_view id) const {
+  if (spec(id) != nullptr || is_record(id) || id == events::kPreambleId)
+    fail("append: event id '", id, "' is already in the history");
+  if (!open_reply_.empty()) fail("append: reply '", open_reply_, "' is still being generated");
+}
+
 void ContractCache::append(std::span<const AgentEvent> events) {
   std::set<std::string> ids;
   for (const AgentEvent& e : events) {
-    if (spec(e.event.id) != nullptr || !ids.insert(e.event.id).second || is_record(e.event.id))
-      fail("append: event id '", e.event.id, "' is already in the history");
+    check_new_id(e.event.id);
+    if (!ids.insert(e.event.id).second) fail("append: event id '", e.event.id, "' is listed twice");
   }
   std::vector<events::Event> plain;
   for (const AgentEvent& e : events) plain.push_back(e.event);
@@ -103,6 +109,8 @@ void ContractCache::append(std::span<const AgentEvent> events) {
       tokens.push_back({e.id, e.role, format_.render_message(tok, {e.role, e.content})});
   }
   for (kv::EventTokens& t : tokens) {
+    if (const auto exact = exact_tokens_.find(t.id); exact != exact_tokens_.end())
+      t.tokens = exact->second;
     const auto it = token_overrides_.find(t.id);
     if (it == token_overrides_.end()) continue;
     if (it->second.size() != t.tokens.size())
@@ -112,6 +120,75 @@ void ContractCache::append(std::span<const AgentEvent> events) {
   compute_appended(std::move(tokens));
   for (const AgentEvent& e : events) specs_.emplace(e.event.id, e);
   operations_.push_back({{events.begin(), events.end()}, {}});
+}
+
+void ContractCache::append_rendered(const AgentEvent& event, std::vector<int32_t> tokens) {
+  check_new_id(event.event.id);
+  if (kv_.events().empty()) fail("append: '", event.event.id, "' cannot open a history");
+  exact_tokens_[event.event.id] = tokens;
+  compute_appended({{event.event.id, event.event.role, std::move(tokens)}});
+  specs_.emplace(event.event.id, event);
+  operations_.push_back({{event}, {}});
+}
+
+std::vector<float> ContractCache::open_reply(const AgentEvent& event) {
+  check_new_id(event.event.id);
+  if (kv_.events().empty()) fail("generate: the history has no events");
+  std::vector<int32_t> header = format_.generation_prompt(engine_->model().tokenizer());
+  if (header.empty()) fail("generate: chat format '", format_.name(), "' has no generation prompt");
+  kv::EventKV* self = &kv_;
+  const std::vector<kv::EventTokens> list = {{event.event.id, "assistant", std::move(header)}};
+  std::vector<std::vector<float>> logits =
+      kv::EventKV::append_batched({&self, 1}, {&list, 1}, {}, /*last_logits=*/true);
+  track_visibility(kv_.events().size() - 1);
+  specs_.emplace(event.event.id, event);
+  open_reply_ = event.event.id;
+  return std::move(logits.front());
+}
+
+std::vector<std::vector<float>> ContractCache::extend_replies(
+    std::span<ContractCache* const> caches, std::span<const int32_t> tokens) {
+  std::vector<kv::EventKV*> histories;
+  std::vector<std::vector<int32_t>> lists;
+  for (size_t c = 0; c < caches.size(); ++c) {
+    if (caches[c]->open_reply_.empty()) fail("generate: no reply is open");
+    histories.push_back(&caches[c]->kv_);
+    lists.push_back({tokens[c]});
+  }
+  return kv::EventKV::extend_batched(histories, lists);
+}
+
+void ContractCache::close_reply(const std::string& content, std::optional<int32_t> pending) {
+  if (open_reply_.empty()) fail("generate: no reply is open");
+  const tokenizer::Tokenizer& tok = engine_->model().tokenizer();
+  // The end of an assistant turn: its rendering less the generation prompt.
+  const std::vector<int32_t> header = format_.generation_prompt(tok);
+  const std::vector<int32_t> empty = format_.render_message(tok, {"assistant", ""});
+  if (empty.size() < header.size() || !std::equal(header.begin(), header.end(), empty.begin()))
+    fail("generate: chat format '", format_.name(), "' does not open replies with its prompt");
+  std::vector<int32_t> closing;
+  if (pending) closing.push_back(*pending);
+  closing.insert(closing.end(), empty.begin() + static_cast<std::ptrdiff_t>(header.size()),
+                 empty.end());
+  if (!closing.empty()) {
+    kv::EventKV* self = &kv_;
+    kv::EventKV::extend_batched({&self, 1}, {&closing, 1});
+  }
+  AgentEvent& event = specs_.at(open_reply_);
+  event.event.content = content;
+  exact_tokens_[open_reply_] = kv_.events().back().tokens;
+  operations_.push_back({{event}, {}});
+  open_reply_.clear();
+}
+
+std::vector<Decision> ContractCache::forget(std::span<const std::string> ids) {
+  check_evictable(ids);
+  for (const std::string& id : ids) {
+    const auto it = specs_.find(id);
+    if (it == specs_.end()) fail("forget: '", id, "' is the chat format's own event");
+    it->second.policy = Policy::kForget;
+  }
+  return evict_events(ids, /*forced_forget=*/true);
 }
 
 void ContractCache::compute_appended(std::vector<kv::EventTokens> tokens) {
@@ -150,12 +227,17 @@ void ContractCache::check_evictable(std::span<const std::string> ids) const {
 
 std::vector<Decision> ContractCache::evict(std::span<const std::string> ids) {
   check_evictable(ids);
+  return evict_events(ids, false);
+}
+
+std::vector<Decision> ContractCache::evict_events(std::span<const std::string> ids,
+                                                  bool forced_forget) {
   if (options_.verify && !pristine_) {
     pristine_ = kv_.fork();
     pristine_saw_ = saw_;
     pristine_operations_ = operations_.size();
   }
-  operations_.push_back({{}, {ids.begin(), ids.end()}});
+  operations_.push_back({{}, {ids.begin(), ids.end()}, forced_forget});
   std::vector<std::string> plain;
   std::vector<std::string> forgotten;
   for (const std::string& id : ids) {
@@ -460,10 +542,18 @@ ContractCache ContractCache::replay(
     ContractOptions options) const {
   ContractCache other(engine_, arena_, format_, profile_, options);
   other.token_overrides_ = tokens;
+  other.exact_tokens_ = exact_tokens_;
   const size_t first_operation = other.start_from_pristine(*this) ? pristine_operations_ : 0;
   for (size_t o = first_operation; o < operations_.size(); ++o) {
     if (!operations_[o].append.empty()) other.append(operations_[o].append);
-    if (!operations_[o].evict.empty()) other.evict(operations_[o].evict);
+    const Operation& op = operations_[o];
+    if (!op.evict.empty()) {
+      if (op.forget) {
+        other.forget(op.evict);
+      } else {
+        other.evict(op.evict);
+      }
+    }
   }
   return other;
 }
@@ -505,6 +595,7 @@ ContractCache ContractCache::fork() const {
   copy.records_ = records_;
   copy.carried_ = carried_;
   copy.saw_ = saw_;
+  copy.exact_tokens_ = exact_tokens_;
   return copy;
 }
 

@@ -85,6 +85,27 @@ class ContractCache {
   // call) and computes their rows globally. Throws Error on a duplicate id.
   void append(std::span<const AgentEvent> events);
 
+  // Appends one event with these exact tokens (a restored reply: the tokens
+  // as generated, which rendering its content may not give back).
+  void append_rendered(const AgentEvent& event, std::vector<int32_t> tokens);
+
+  // Generation of an assistant reply as an event. open_reply appends the
+  // event's header (the format's generation prompt) and returns the logits
+  // after it; extend_replies feeds each cache's next token (one forward
+  // pass for all: decode steps of concurrent sessions batched) and returns
+  // the logits after it; close_reply feeds `pending` (the last sampled
+  // token when it is not an end token) and the end of the turn, and sets
+  // the event's content. Throws Error when the format has no generation
+  // prompt (its replies have no header to open with).
+  std::vector<float> open_reply(const AgentEvent& event);
+  static std::vector<std::vector<float>> extend_replies(std::span<ContractCache* const> caches,
+                                                        std::span<const int32_t> tokens);
+  void close_reply(const std::string& content, std::optional<int32_t> pending);
+
+  // Evicts the events with the forget policy, whatever they were appended
+  // with (verified forgetting on request); returns the decisions.
+  std::vector<Decision> forget(std::span<const std::string> ids);
+
   // Evicts the events under the contract; returns the decisions taken.
   // Unknown, already evicted, pinned and record events are refused before
   // anything changes.
@@ -113,6 +134,10 @@ class ContractCache {
   // Tokens of event `id` with `content` in place of its content.
   std::vector<int32_t> render_content(std::string_view id, const std::string& content) const;
 
+  // The event as appended (policy possibly changed by forget); nullptr for
+  // the preamble and records.
+  const AgentEvent* spec(std::string_view id) const;
+  static bool is_record(std::string_view id);
   const kv::EventKV& kv() const { return kv_; }
   kv::EventKV& kv() { return kv_; }
   const tokenizer::ChatFormat& format() const { return format_; }
@@ -124,9 +149,10 @@ class ContractCache {
   struct Operation {
     std::vector<AgentEvent> append;
     std::vector<std::string> evict;
+    bool forget = false;  // evicted by forget(): with the forget policy
   };
 
-  const AgentEvent* spec(std::string_view id) const;  // nullptr for the preamble and records
+  void check_new_id(std::string_view id) const;
   int32_t event_index(std::string_view id) const;
   void compute_appended(std::vector<kv::EventTokens> tokens);
   void track_visibility(size_t first_event);
@@ -143,6 +169,7 @@ class ContractCache {
   void keep_recall_facts(std::vector<Decision>& decisions);
   bool carrier_serves(const Fact& fact, size_t source, std::string* evidence) const;
   void check_evictable(std::span<const std::string> ids) const;
+  std::vector<Decision> evict_events(std::span<const std::string> ids, bool forced_forget);
 
   std::shared_ptr<kv::Engine> engine_;
   std::shared_ptr<kv::KvArena> arena_;
@@ -157,6 +184,9 @@ class ContractCache {
   // may hold (those it attended to, and theirs, transitively).
   std::vector<std::vector<char>> saw_;
   std::map<std::string, std::vector<int32_t>, std::less<>> token_overrides_;
+  // Events appended with exact tokens (replies): replays use them.
+  std::map<std::string, std::vector<int32_t>, std::less<>> exact_tokens_;
+  std::string open_reply_;  // id of the reply being generated, if any
   std::vector<Operation> operations_;
   // With verify: the history as computed before the first eviction (rows
   // shared, so evicted rows stay allocated while the cache lives), which

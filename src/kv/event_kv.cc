@@ -21,6 +21,17 @@ double log_prob(const float* logits, int64_t n_vocab, int32_t token) {
   return static_cast<double>(logits[token] - max_logit) - std::log(total);
 }
 
+// [n, n_vocab] logits as n rows.
+std::vector<std::vector<float>> split_rows(const std::vector<float>& logits, size_t n) {
+  std::vector<std::vector<float>> rows(n);
+  const size_t width = n == 0 ? 0 : logits.size() / n;
+  for (size_t r = 0; r < n; ++r) {
+    const auto first = logits.begin() + static_cast<std::ptrdiff_t>(r * width);
+    rows[r].assign(first, first + static_cast<std::ptrdiff_t>(width));
+  }
+  return rows;
+}
+
 }  // namespace
 
 EventKV::EventKV(std::shared_ptr<Engine> engine, std::shared_ptr<KvArena> arena)
@@ -117,12 +128,12 @@ void EventKV::append(std::span<const EventTokens> events, const EdgeMask& mask) 
   append_batched({&self, 1}, lists, mask);
 }
 
-void EventKV::append_batched(std::span<EventKV* const> histories,
-                             std::span<const std::vector<EventTokens>> events,
-                             const EdgeMask& mask) {
+std::vector<std::vector<float>> EventKV::append_batched(
+    std::span<EventKV* const> histories, std::span<const std::vector<EventTokens>> events,
+    const EdgeMask& mask, bool last_logits) {
   if (histories.size() != events.size())
     fail("append_batched: ", histories.size(), " histories, ", events.size(), " event lists");
-  if (histories.empty()) return;
+  if (histories.empty()) return {};
   Engine& engine = *histories[0]->engine_;
   KvArena& arena = *histories[0]->arena_;
   size_t n_tokens = 0;
@@ -147,10 +158,11 @@ void EventKV::append_batched(std::span<EventKV* const> histories,
   if (static_cast<int64_t>(n_tokens) > free_cells) {
     fail("KV arena too small: ", n_tokens, " new tokens, ", free_cells, " free cells");
   }
-  if (n_tokens == 0) return;
+  if (n_tokens == 0) return {};
   // Place the events, then compute them; undo the placement if that fails.
   std::vector<size_t> old_events(histories.size());
   std::vector<size_t> old_slots(histories.size());
+  std::vector<int32_t> logit_rows;
   BatchRunner runner(engine, arena);
   try {
     for (size_t h = 0; h < histories.size(); ++h) {
@@ -168,8 +180,9 @@ void EventKV::append_batched(std::span<EventKV* const> histories,
       const std::vector<compute::KeyRange> keys = history.add_event_keys(runner);
       for (size_t e = old_events[h]; e < history.events_.size(); ++e)
         history.add_event_rows(runner, keys, e, mask);
+      if (last_logits) logit_rows.push_back(runner.size() - 1);
     }
-    runner.run({});
+    return split_rows(runner.run(logit_rows), logit_rows.size());
   } catch (...) {
     for (size_t h = 0; h < histories.size(); ++h) {
       EventKV& history = *histories[h];
@@ -177,6 +190,66 @@ void EventKV::append_batched(std::span<EventKV* const> histories,
         arena.release(history.slots_[s].cell);
       history.slots_.resize(old_slots[h]);
       history.events_.resize(old_events[h]);
+    }
+    throw;
+  }
+}
+
+std::vector<std::vector<float>> EventKV::extend_batched(
+    std::span<EventKV* const> histories, std::span<const std::vector<int32_t>> tokens) {
+  if (histories.size() != tokens.size())
+    fail("extend_batched: ", histories.size(), " histories, ", tokens.size(), " token lists");
+  if (histories.empty()) return {};
+  Engine& engine = *histories[0]->engine_;
+  KvArena& arena = *histories[0]->arena_;
+  size_t n_tokens = 0;
+  for (size_t h = 0; h < histories.size(); ++h) {
+    const EventKV& history = *histories[h];
+    if (history.engine_.get() != &engine || history.arena_.get() != &arena)
+      fail("extend_batched: histories must share one engine and one arena");
+    if (history.events_.empty() || !history.events_.back().retained)
+      fail("extend_batched: the last event is missing or evicted");
+    if (tokens[h].empty()) fail("extend_batched: no tokens");
+    for (const int32_t token : tokens[h]) {
+      if (token < 0 || token >= engine.model().config().n_vocab)
+        fail("extend: token id ", token, " is outside the vocabulary");
+    }
+    n_tokens += tokens[h].size();
+  }
+  if (static_cast<int64_t>(n_tokens) > arena.storage().capacity() - arena.cells_in_use())
+    fail("KV arena too small: ", n_tokens, " new tokens");
+  std::vector<size_t> old_slots;
+  for (const EventKV* history : histories) old_slots.push_back(history->slots_.size());
+  std::vector<int32_t> logit_rows;
+  BatchRunner runner(engine, arena);
+  try {
+    for (size_t h = 0; h < histories.size(); ++h) {
+      EventKV& history = *histories[h];
+      EventState& last = history.events_.back();
+      int32_t position = history.last_position();
+      const auto index = static_cast<int32_t>(history.events_.size() - 1);
+      for (size_t i = 0; i < tokens[h].size(); ++i)
+        history.slots_.push_back({arena.allocate(), ++position, index});
+      last.tokens.insert(last.tokens.end(), tokens[h].begin(), tokens[h].end());
+      // The event's earlier rows are context; the new ones its own keys.
+      std::vector<compute::KeyRange> context = history.add_event_keys(runner);
+      const auto n_new = static_cast<int32_t>(tokens[h].size());
+      compute::KeyRange& event_keys = context.back();
+      const compute::KeyRange own{event_keys.end - n_new, event_keys.end};
+      event_keys.end = own.begin;
+      logit_rows.push_back(runner.add_rows(tokens[h], context, own) + n_new - 1);
+    }
+    return split_rows(runner.run(logit_rows), logit_rows.size());
+  } catch (...) {
+    for (size_t h = 0; h < histories.size(); ++h) {
+      EventKV& history = *histories[h];
+      if (history.slots_.size() <= old_slots[h]) continue;
+      for (size_t s = old_slots[h]; s < history.slots_.size(); ++s)
+        arena.release(history.slots_[s].cell);
+      const size_t added = history.slots_.size() - old_slots[h];
+      history.slots_.resize(old_slots[h]);
+      std::vector<int32_t>& last = history.events_.back().tokens;
+      last.resize(last.size() - added);
     }
     throw;
   }

@@ -66,10 +66,21 @@ class EventKV {
   void append(std::span<const EventTokens> events, const EdgeMask& mask = {});
 
   // append() for several histories of one engine and arena in one forward
-  // pass (the two sides of a donor pair after their shared prefix).
-  static void append_batched(std::span<EventKV* const> histories,
-                             std::span<const std::vector<EventTokens>> events,
-                             const EdgeMask& mask = {});
+  // pass (the two sides of a donor pair after their shared prefix). With
+  // `last_logits`, returns per history the logits after its last new token
+  // ([n_vocab] each); otherwise nothing.
+  static std::vector<std::vector<float>> append_batched(
+      std::span<EventKV* const> histories, std::span<const std::vector<EventTokens>> events,
+      const EdgeMask& mask = {}, bool last_logits = false);
+
+  // Appends tokens to the last event of each history (which must be
+  // retained): they see what its earlier tokens saw, the event causally.
+  // One forward pass for all (decode steps of several histories batched);
+  // returns per history the logits after its last new token. Rows are
+  // exact (f32 products), so a token's row is the same bits as when its
+  // event is appended whole.
+  static std::vector<std::vector<float>> extend_batched(
+      std::span<EventKV* const> histories, std::span<const std::vector<int32_t>> tokens);
 
   // Frees the rows of the given events; every other row keeps its position.
   void evict(std::span<const std::string> ids);

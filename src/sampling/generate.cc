@@ -58,52 +58,72 @@ std::string_view stop_reason_name(StopReason reason) {
   return "?";
 }
 
+ReplyText::ReplyText(const tokenizer::Tokenizer& tok, std::vector<std::string> stop)
+    : tok_(tok), stop_(std::move(stop)) {
+  for (const std::string& s : stop_) {
+    if (s.empty()) fail("generate: empty stop string");
+  }
+}
+
+std::string ReplyText::release(size_t upto) {
+  if (upto <= released_) return {};
+  std::string piece = text_.substr(released_, upto - released_);
+  released_ = upto;
+  return piece;
+}
+
+std::string ReplyText::add(int32_t token) {
+  if (done_) fail("generate: token after the reply ended");
+  if (tok_.is_end_of_generation(token)) {
+    done_ = true;
+    reason_ = StopReason::kEndOfGeneration;
+    return {};
+  }
+  text_ += tok_.token_text(token);
+  for (const std::string& s : stop_) {
+    const size_t at = text_.find(s);
+    if (at == std::string::npos) continue;
+    text_.resize(at);
+    done_ = true;
+    reason_ = StopReason::kStopString;
+    return {};
+  }
+  return release(final_length(text_, stop_));
+}
+
+std::string ReplyText::finish(StopReason reason) {
+  if (!done_) reason_ = reason;
+  done_ = true;
+  text_ = with_whole_characters(std::move(text_));
+  return release(text_.size());
+}
+
 GenerateResult generate(kv::Context& context, const tokenizer::Tokenizer& tok,
                         std::span<const int32_t> prompt, const GenerateParams& params,
                         const std::function<void(std::string_view)>& on_text) {
   if (prompt.empty()) fail("generate: empty prompt");
-  for (const std::string& stop : params.stop) {
-    if (stop.empty()) fail("generate: empty stop string");
-  }
+  ReplyText reply(tok, params.stop);
   Sampler sampler(params.sampling);
   GenerateResult result;
-  std::vector<float> logits = context.eval(prompt);
-  std::string text;
-  size_t emitted = 0;
-  const auto emit = [&](size_t upto) {
-    if (upto > emitted && on_text) on_text(std::string_view(text).substr(emitted, upto - emitted));
-    emitted = std::max(emitted, upto);
+  const auto emit = [&](const std::string& piece) {
+    if (!piece.empty() && on_text) on_text(piece);
   };
-  while (true) {
-    if (static_cast<int32_t>(result.tokens.size()) >= params.max_tokens) {
-      result.reason = StopReason::kMaxTokens;
-      break;
-    }
+  std::vector<float> logits = context.eval(prompt);
+  StopReason reason = StopReason::kMaxTokens;
+  while (static_cast<int32_t>(result.tokens.size()) < params.max_tokens) {
     const int32_t token = sampler.sample(logits);
     result.tokens.push_back(token);
-    if (tok.is_end_of_generation(token)) {
-      result.reason = StopReason::kEndOfGeneration;
-      break;
-    }
-    text += tok.token_text(token);
-    const auto stop =
-        std::find_if(params.stop.begin(), params.stop.end(),
-                     [&](const std::string& s) { return text.find(s) != std::string::npos; });
-    if (stop != params.stop.end()) {
-      text.resize(text.find(*stop));
-      result.reason = StopReason::kStopString;
-      break;
-    }
-    emit(final_length(text, params.stop));
+    emit(reply.add(token));
+    if (reply.done()) break;
     if (context.n_past() >= context.n_ctx()) {
-      result.reason = StopReason::kContextFull;
+      reason = StopReason::kContextFull;
       break;
     }
     logits = context.eval({&token, 1});
   }
-  text = with_whole_characters(std::move(text));
-  emit(text.size());
-  result.text = text;
+  emit(reply.finish(reason));
+  result.text = reply.text();
+  result.reason = reply.reason();
   return result;
 }
 

@@ -38,6 +38,37 @@ struct GenerateResult {
 // The streamed text holds such bytes back until the character completes.
 std::string with_whole_characters(std::string text);
 
+// Generated tokens turned into the reply's text, as generation goes: it
+// ends at an end-of-generation token or a stop string (neither included),
+// and text is released once final (whole UTF-8 characters that cannot turn
+// into a stop string any more). Shared by generate() and the server.
+class ReplyText {
+ public:
+  // Throws Error for an empty stop string.
+  ReplyText(const tokenizer::Tokenizer& tok, std::vector<std::string> stop);
+
+  // Takes the next generated token; returns the text it made final (often
+  // empty). After an end token or a stop string, done() is true.
+  std::string add(int32_t token);
+  // Ends the reply (for `reason` unless a stop came first); returns the
+  // rest of the text, an incomplete last character replaced by U+FFFD.
+  std::string finish(StopReason reason);
+
+  bool done() const { return done_; }
+  StopReason reason() const { return reason_; }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string release(size_t upto);
+
+  const tokenizer::Tokenizer& tok_;
+  std::vector<std::string> stop_;
+  std::string text_;
+  size_t released_ = 0;
+  bool done_ = false;
+  StopReason reason_ = StopReason::kMaxTokens;
+};
+
 // Evaluates `prompt` (may be empty when the context already ends where
 // generation should start... it must then hold at least one token) and
 // generates. `on_text` receives the text in order as it becomes final.
