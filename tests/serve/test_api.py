@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import MAX_BODY, MAX_EVENT_TOKENS, REPO, Api, assert_error, unique_id
+from conftest import KEY, MAX_BODY, MAX_EVENT_TOKENS, REPO, Api, assert_error, unique_id
 
 SESSION_FIELDS = {"id", "kv_budget", "policy", "events", "retained_rows", "full_rows",
                   "kv_bytes_held", "kv_bytes_full", "positions", "context", "busy"}
@@ -52,8 +52,23 @@ def test_every_other_route_needs_the_key(server, key):
 
 def test_unknown_route_and_wrong_method(api):
     assert_error(api.get("/no/such/route"), 404)
-    assert api.request("PATCH", "/sessions").status_code == 405
-    assert api.request("PUT", "/health").status_code == 405
+    for method, path in [("PATCH", "/sessions"), ("PUT", "/health"), ("TRACE", "/sessions"),
+                         ("DELETE", "/v1/models")]:
+        r = api.request(method, path)
+        assert r.status_code == 405, (method, path, r.status_code, r.text)
+        assert r.headers.get("Allow"), (method, path)
+
+
+def test_connection_survives_a_401(server):
+    # A refused request's body must not be left unread on a kept-alive connection:
+    # the next request on it would be parsed from that body.
+    http = Api(server.url, key=None).http
+    for _ in range(2):
+        r = http.post(server.url + "/sessions", json={"id": unique_id()})
+        assert r.status_code == 401
+        r = http.post(server.url + "/sessions", json={"id": unique_id()},
+                      headers={"Authorization": f"Bearer {KEY}"})
+        assert r.status_code == 201, r.text
 
 
 def test_openapi_document_is_the_repository_file(api):
@@ -320,7 +335,8 @@ def test_generate_invalid(api):
     sid = api.session()["id"]
     api.append(sid, PROMPT)
     for body in [{"max_tokens": -1}, {"max_tokens": 4097}, {"temperature": -0.5},
-                 {"max_tokens": "8"}, {"tokens": 8}]:
+                 {"max_tokens": "8"}, {"tokens": 8}, {"seed": 2**63}, {"stop": [""]},
+                 {"top_p": 1.5}]:
         assert_error(api.post(f"/sessions/{sid}/generate", body), 422)
 
 
@@ -343,6 +359,14 @@ def test_score(api):
 
 
 # --- snapshots, persistence -------------------------------------------------------------------
+
+def test_snapshot_body_is_an_empty_object(api):
+    sid = api.session()["id"]
+    api.append(sid, {"role": "user", "content": "hello"})
+    assert_error(api.post(f"/sessions/{sid}/snapshot", {"colour": "blue"}), 422)
+    assert_error(api.post(f"/sessions/{sid}/snapshot", [1, 2]), 400)
+    api.ok("POST", f"/sessions/{sid}/snapshot", status=201)  # no body at all: fine
+
 
 def snapshot_file(server, name):
     """The snapshot's file: somewhere under STATE_DIR/snapshots, named after it."""

@@ -95,6 +95,8 @@ def test_recalled_fact_survives_budget_eviction(api, budget):
         assert any("teal" in e["content"] and e["id"].startswith("record:colour")
                    for e in records), records
     out = api.ok("POST", f"/sessions/{sid}/score", {
-        "question": "What is my favourite colour?", "answer_prefix": "Your favourite colour is",
+        # The record's own wording: SmolLM2-135M follows it, not a paraphrase.
+        "question": "What is my favourite colour?",
+        "answer_prefix": "The user's favourite colour is",
         "candidates": ["teal", "red", "green", "purple"]})
     assert out["predicted"] == 0, out

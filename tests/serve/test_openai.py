@@ -3,6 +3,7 @@ import os
 
 import openai
 import pytest
+import requests
 
 from conftest import KEY, unique_id
 
@@ -137,3 +138,15 @@ def test_max_completion_tokens(client):
     out = client.chat.completions.create(model="x", messages=MESSAGES, temperature=0,
                                          max_completion_tokens=3)
     assert out.usage.completion_tokens <= 3
+
+
+@pytest.mark.parametrize("extra", [{"stream_options": 5}, {"model": 5}, {"n": 2},
+                                   {"max_tokens": 4097}, {"user": "not a session id"},
+                                   {"temperature": "hot"}])
+def test_invalid_fields_are_4xx(server, extra):
+    # Raw requests: the openai client would not send some of these.
+    body = {"model": "m", "messages": MESSAGES, "max_tokens": 1, **extra}
+    r = requests.post(server.url + "/v1/chat/completions", json=body, timeout=60,
+                      headers={"Authorization": f"Bearer {KEY}"})
+    assert 400 <= r.status_code < 500, (extra, r.status_code, r.text[:300])
+    assert r.json()["error"]["code"] == r.status_code
