@@ -1,6 +1,7 @@
 # The native HTTP API of `eventkv serve` (serve-api.md) through plain requests.
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -329,6 +330,42 @@ def test_generate_stream_matches_non_stream(api):
     assert done["usage"] == plain["usage"]
     assert done["finish_reason"] == plain["finish_reason"]
     assert api.events(b)[-1]["content"] == done["text"]
+
+
+def test_busy_session_is_409(api):
+    sid = api.session(kv_budget=0)["id"]
+    api.append(sid, PROMPT)
+    r = api.post(f"/sessions/{sid}/generate", {"max_tokens": 48, "temperature": 0,
+                                               "stream": True}, stream=True)
+    lines = r.iter_lines(decode_unicode=True)
+    next(line for line in lines if line.startswith("data:"))  # generating now
+    busy = api.post(f"/sessions/{sid}/events", {"events": [{"role": "user", "content": "hi"}]})
+    assert_error(busy, 409, "conflict_error")
+    assert api.ok("GET", f"/sessions/{sid}")["busy"] is True
+    assert [line for line in lines if line.startswith("data:")][-1] == "data: [DONE]"
+    assert api.ok("GET", f"/sessions/{sid}")["busy"] is False
+    api.append(sid, {"role": "user", "content": "hi"})
+
+
+def test_full_queue_is_503(fresh_server):
+    url = fresh_server("--max-queue", "1").url
+    body = {"messages": [PROMPT], "max_tokens": 8, "temperature": 0}
+    # One at a time, a request always finds room.
+    for _ in range(4):
+        r = Api(url).post("/v1/chat/completions", body)
+        assert r.status_code == 200, r.text
+
+    def one(_):
+        return Api(url).post("/v1/chat/completions", body)
+
+    with ThreadPoolExecutor(8) as pool:
+        responses = list(pool.map(one, range(8)))
+    codes = sorted(r.status_code for r in responses)
+    assert set(codes) <= {200, 503}, [r.text for r in responses]
+    assert 200 in codes and 503 in codes, codes
+    for r in responses:
+        if r.status_code == 503:
+            assert_error(r, 503, "overloaded_error")
 
 
 def test_generate_invalid(api):
