@@ -209,8 +209,10 @@ void run(const ContractCommand& options) {
   if (!options.profile.empty()) profile = contract::load_profile(options.profile);
   const auto engine = load_engine(options.model);
   const model::Model& model = engine->model();
-  if (profile)
-    contract::check_profile_model(*profile, options.profile, model.fingerprint(), options.model.model);
+  if (profile) {
+    contract::check_profile_model(*profile, options.profile, model.fingerprint(),
+                                  options.model.model);
+  }
   const tokenizer::ChatFormat format = options.format.empty()
                                            ? tokenizer::ChatFormat::detect(model.file())
                                            : tokenizer::ChatFormat::by_name(options.format);

@@ -27,6 +27,7 @@ struct ServeOptions {
   int64_t max_events = 4096;
   int64_t max_event_tokens = 4096;
   bool verify_forget = false;
+  compute::ActivationPrecision precision = compute::ActivationPrecision::kInt8;
 };
 
 bool loopback(const std::string& host) {
@@ -45,9 +46,10 @@ void run(ServeOptions options) {
   if (!options.profile.empty()) profile = contract::load_profile(options.profile);
   const auto engine = load_engine(options.model);
   const model::Model& model = engine->model();
-  if (profile)
+  if (profile) {
     contract::check_profile_model(*profile, options.profile, model.fingerprint(),
                                   options.model.model);
+  }
   const int64_t context = context_size(options.model, model);
   if (options.service.kv_budget > context)
     usage_error("--kv-budget", str_cat("must be at most the context of ", context, " rows"));
@@ -62,7 +64,11 @@ void run(ServeOptions options) {
       std::make_shared<kv::KvArena>(model.config(), cells, compute::KvType::kF32),
       format,
       profile,
-      {.enforce = true, .verify = options.verify_forget},
+      {.enforce = true,
+       .verify = options.verify_forget,
+       .replies = options.precision == compute::ActivationPrecision::kF32
+                      ? compute::ActivationPrecision::kF32Rowwise
+                      : compute::ActivationPrecision::kInt8Rowwise},
       context,
       options.max_events,
       options.max_event_tokens,
@@ -124,6 +130,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("--verify-forget", options->verify_forget,
                 "prove every verified forgetting (keeps the rows as first computed for the "
                 "replays: more memory)");
+  add_precision_option(cmd, options->precision);
   cmd->callback([options] { run(*options); });
 }
 

@@ -183,13 +183,17 @@ void matvec_int8(const WeightView& w, const float* x, int64_t n_tokens, float* y
 
 void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool,
             ActivationPrecision precision) {
-  if (n_tokens >= kFewTokens) {
+  const bool rowwise = precision == ActivationPrecision::kF32Rowwise ||
+                       precision == ActivationPrecision::kInt8Rowwise;
+  if (n_tokens >= kFewTokens && !rowwise) {
     pool.parallel_for(
         w.n_out, [&](int64_t begin, int64_t end) { matmul_rows(w, x, n_tokens, y, begin, end); },
         kPanelRows);
     return;
   }
-  const int64_t q8_block = precision == ActivationPrecision::kInt8 ? q8_block_elems(w.type) : 0;
+  const bool int8 =
+      precision == ActivationPrecision::kInt8 || precision == ActivationPrecision::kInt8Rowwise;
+  const int64_t q8_block = int8 ? q8_block_elems(w.type) : 0;
   if (q8_block > 0) return matvec_int8(w, x, n_tokens, y, q8_block, pool);
   matvec_f32(w, x, n_tokens, y, pool);
 }

@@ -20,7 +20,12 @@ using model::WeightView;
 // integers, as llama.cpp does: decode 1.2x (Q4_1) to 2.6x (Q4_K_M) faster
 // on the real models, logits move by a few tenths.
 // Types without an integer kernel and larger batches always use f32.
-enum class ActivationPrecision { kF32, kInt8 };
+// The Rowwise variants keep the fused dots at every batch size: a row's bits
+// then do not depend on which rows share its batch (the server's replies,
+// decoded in steps shared by several sessions and replayed whole on
+// restore, hold the same rows). Slower than the batched kernel for long
+// batches.
+enum class ActivationPrecision { kF32, kInt8, kF32Rowwise, kInt8Rowwise };
 
 // y[t, :] = W x[t, :] for t < n_tokens. x: [n_tokens, n_in], y: [n_tokens, n_out].
 // Splits output rows across the pool's threads.

@@ -108,27 +108,30 @@ void ContractCache::append(std::span<const AgentEvent> events) {
     for (const events::Event& e : plain)
       tokens.push_back({e.id, e.role, format_.render_message(tok, {e.role, e.content})});
   }
-  for (kv::EventTokens& t : tokens) {
-    if (const auto exact = exact_tokens_.find(t.id); exact != exact_tokens_.end())
-      t.tokens = exact->second;
-    const auto it = token_overrides_.find(t.id);
-    if (it == token_overrides_.end()) continue;
-    if (it->second.size() != t.tokens.size())
-      fail("replay: event '", t.id, "' must keep its ", t.tokens.size(), " tokens");
-    t.tokens = it->second;
-  }
+  for (kv::EventTokens& t : tokens) override_tokens(t);
   compute_appended(std::move(tokens));
   for (const AgentEvent& e : events) specs_.emplace(e.event.id, e);
   operations_.push_back({{events.begin(), events.end()}, {}});
+}
+
+// A replay's replaced tokens for the event, if any.
+void ContractCache::override_tokens(kv::EventTokens& event) const {
+  const auto it = token_overrides_.find(event.id);
+  if (it == token_overrides_.end()) return;
+  if (it->second.size() != event.tokens.size())
+    fail("replay: event '", event.id, "' must keep its ", event.tokens.size(), " tokens");
+  event.tokens = it->second;
 }
 
 void ContractCache::append_rendered(const AgentEvent& event, std::vector<int32_t> tokens) {
   check_new_id(event.event.id);
   if (kv_.events().empty()) fail("append: '", event.event.id, "' cannot open a history");
   exact_tokens_[event.event.id] = tokens;
-  compute_appended({{event.event.id, event.event.role, std::move(tokens)}});
+  kv::EventTokens rendered{event.event.id, event.event.role, std::move(tokens)};
+  override_tokens(rendered);
+  compute_appended({std::move(rendered)}, /*reply=*/true);
   specs_.emplace(event.event.id, event);
-  operations_.push_back({{event}, {}});
+  operations_.push_back({{event}, {}, false, true});
 }
 
 std::vector<float> ContractCache::open_reply(const AgentEvent& event) {
@@ -136,14 +139,11 @@ std::vector<float> ContractCache::open_reply(const AgentEvent& event) {
   if (kv_.events().empty()) fail("generate: the history has no events");
   std::vector<int32_t> header = format_.generation_prompt(engine_->model().tokenizer());
   if (header.empty()) fail("generate: chat format '", format_.name(), "' has no generation prompt");
-  kv::EventKV* self = &kv_;
-  const std::vector<kv::EventTokens> list = {{event.event.id, "assistant", std::move(header)}};
-  std::vector<std::vector<float>> logits =
-      kv::EventKV::append_batched({&self, 1}, {&list, 1}, {}, /*last_logits=*/true);
-  track_visibility(kv_.events().size() - 1);
+  std::vector<float> logits =
+      compute_appended({{event.event.id, "assistant", std::move(header)}}, /*reply=*/true);
   specs_.emplace(event.event.id, event);
   open_reply_ = event.event.id;
-  return std::move(logits.front());
+  return logits;
 }
 
 std::vector<std::vector<float>> ContractCache::extend_replies(
@@ -152,10 +152,14 @@ std::vector<std::vector<float>> ContractCache::extend_replies(
   std::vector<std::vector<int32_t>> lists;
   for (size_t c = 0; c < caches.size(); ++c) {
     if (caches[c]->open_reply_.empty()) fail("generate: no reply is open");
+    if (caches[c]->options_.replies != caches[0]->options_.replies)
+      fail("generate: replies of one step must share their precision");
     histories.push_back(&caches[c]->kv_);
     lists.push_back({tokens[c]});
   }
-  return kv::EventKV::extend_batched(histories, lists);
+  return kv::EventKV::extend_batched(
+      histories, lists,
+      caches.empty() ? compute::ActivationPrecision::kF32Rowwise : caches[0]->options_.replies);
 }
 
 void ContractCache::close_reply(const std::string& content, std::optional<int32_t> pending) {
@@ -166,18 +170,16 @@ void ContractCache::close_reply(const std::string& content, std::optional<int32_
   const std::vector<int32_t> empty = format_.render_message(tok, {"assistant", ""});
   if (empty.size() < header.size() || !std::equal(header.begin(), header.end(), empty.begin()))
     fail("generate: chat format '", format_.name(), "' does not open replies with its prompt");
-  std::vector<int32_t> closing;
-  if (pending) closing.push_back(*pending);
-  closing.insert(closing.end(), empty.begin() + static_cast<std::ptrdiff_t>(header.size()),
-                 empty.end());
+  std::vector<int32_t> closing(pending ? 1 : 0, pending.value_or(0));
+  for (size_t t = header.size(); t < empty.size(); ++t) closing.push_back(empty[t]);
   if (!closing.empty()) {
     kv::EventKV* self = &kv_;
-    kv::EventKV::extend_batched({&self, 1}, {&closing, 1});
+    kv::EventKV::extend_batched({&self, 1}, {&closing, 1}, options_.replies);
   }
   AgentEvent& event = specs_.at(open_reply_);
   event.event.content = content;
   exact_tokens_[open_reply_] = kv_.events().back().tokens;
-  operations_.push_back({{event}, {}});
+  operations_.push_back({{event}, {}, false, true});
   open_reply_.clear();
 }
 
@@ -191,10 +193,15 @@ std::vector<Decision> ContractCache::forget(std::span<const std::string> ids) {
   return evict_events(ids, /*forced_forget=*/true);
 }
 
-void ContractCache::compute_appended(std::vector<kv::EventTokens> tokens) {
+std::vector<float> ContractCache::compute_appended(std::vector<kv::EventTokens> tokens,
+                                                   bool reply) {
   const size_t first = kv_.events().size();
-  kv_.append(tokens);
+  kv::EventKV* self = &kv_;
+  std::vector<std::vector<float>> logits =
+      kv::EventKV::append_batched({&self, 1}, {&tokens, 1}, {}, reply,
+                                  reply ? options_.replies : compute::ActivationPrecision::kF32);
   track_visibility(first);
+  return reply ? std::move(logits.front()) : std::vector<float>{};
 }
 
 // saw_[e] for events [first, end): each attends to the retained events
@@ -363,7 +370,8 @@ void ContractCache::prove(ForgetProof& proof, const std::vector<std::string>& id
       changed.emplace(id, std::move(tokens));
     }
     {
-      const ContractCache other = replay(changed, {.enforce = true, .verify = false});
+      const ContractCache other =
+          replay(changed, {.enforce = true, .verify = false, .replies = options_.replies});
       proof.value_independent = same_rows(kv_, other.kv_);
     }
     proof.equals_fresh = equals_fresh(recomputed);
@@ -545,8 +553,12 @@ ContractCache ContractCache::replay(
   other.exact_tokens_ = exact_tokens_;
   const size_t first_operation = other.start_from_pristine(*this) ? pristine_operations_ : 0;
   for (size_t o = first_operation; o < operations_.size(); ++o) {
-    if (!operations_[o].append.empty()) other.append(operations_[o].append);
     const Operation& op = operations_[o];
+    if (op.rendered) {
+      other.append_rendered(op.append.front(), exact_tokens_.at(op.append.front().event.id));
+      continue;
+    }
+    if (!op.append.empty()) other.append(op.append);
     if (!op.evict.empty()) {
       if (op.forget) {
         other.forget(op.evict);

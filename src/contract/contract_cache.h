@@ -69,6 +69,10 @@ struct ContractOptions {
   // the forgotten event). Keeps the rows as computed before the first
   // eviction allocated, for the replays.
   bool verify = true;
+  // Products of a reply's rows, as decoded and as replayed (a Rowwise
+  // precision, so both are the same bits): kF32Rowwise exact, kInt8Rowwise
+  // faster decode.
+  compute::ActivationPrecision replies = compute::ActivationPrecision::kF32Rowwise;
 };
 
 // Which evictable event a budget evicts first: the lowest score. The
@@ -149,12 +153,16 @@ class ContractCache {
   struct Operation {
     std::vector<AgentEvent> append;
     std::vector<std::string> evict;
-    bool forget = false;  // evicted by forget(): with the forget policy
+    bool forget = false;    // evicted by forget(): with the forget policy
+    bool rendered = false;  // one event appended with its exact tokens (a reply)
   };
 
   void check_new_id(std::string_view id) const;
+  void override_tokens(kv::EventTokens& event) const;
   int32_t event_index(std::string_view id) const;
-  void compute_appended(std::vector<kv::EventTokens> tokens);
+  // Appends and computes the events; `reply`: with the replies' products,
+  // and the logits after the last token are returned.
+  std::vector<float> compute_appended(std::vector<kv::EventTokens> tokens, bool reply = false);
   void track_visibility(size_t first_event);
   void refresh_visibility(size_t event);
   std::vector<std::string> descendants(size_t event) const;

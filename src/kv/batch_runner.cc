@@ -19,10 +19,11 @@ int32_t BatchRunner::add_rows(std::span<const int32_t> tokens,
   return first;
 }
 
-std::vector<float> BatchRunner::run(const std::vector<int32_t>& logit_rows) {
+std::vector<float> BatchRunner::run(const std::vector<int32_t>& logit_rows,
+                                    compute::ActivationPrecision precision) {
   if (batch_.tokens.empty()) fail("BatchRunner: nothing to compute");
   batch_.logit_rows = logit_rows;
-  return compute::forward(engine_.model(), arena_.storage(), batch_, engine_.pool());
+  return compute::forward(engine_.model(), arena_.storage(), batch_, engine_.pool(), precision);
 }
 
 }  // namespace eventkv::kv

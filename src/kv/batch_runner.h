@@ -31,7 +31,9 @@ class BatchRunner {
   int32_t size() const { return static_cast<int32_t>(batch_.tokens.size()); }
 
   // Runs the batch; returns the logits of `logit_rows` ([rows, n_vocab]).
-  std::vector<float> run(const std::vector<int32_t>& logit_rows);
+  std::vector<float> run(
+      const std::vector<int32_t>& logit_rows,
+      compute::ActivationPrecision precision = compute::ActivationPrecision::kF32);
 
  private:
   Engine& engine_;

@@ -130,7 +130,7 @@ void EventKV::append(std::span<const EventTokens> events, const EdgeMask& mask) 
 
 std::vector<std::vector<float>> EventKV::append_batched(
     std::span<EventKV* const> histories, std::span<const std::vector<EventTokens>> events,
-    const EdgeMask& mask, bool last_logits) {
+    const EdgeMask& mask, bool last_logits, compute::ActivationPrecision precision) {
   if (histories.size() != events.size())
     fail("append_batched: ", histories.size(), " histories, ", events.size(), " event lists");
   if (histories.empty()) return {};
@@ -182,7 +182,7 @@ std::vector<std::vector<float>> EventKV::append_batched(
         history.add_event_rows(runner, keys, e, mask);
       if (last_logits) logit_rows.push_back(runner.size() - 1);
     }
-    return split_rows(runner.run(logit_rows), logit_rows.size());
+    return split_rows(runner.run(logit_rows, precision), logit_rows.size());
   } catch (...) {
     for (size_t h = 0; h < histories.size(); ++h) {
       EventKV& history = *histories[h];
@@ -196,7 +196,8 @@ std::vector<std::vector<float>> EventKV::append_batched(
 }
 
 std::vector<std::vector<float>> EventKV::extend_batched(
-    std::span<EventKV* const> histories, std::span<const std::vector<int32_t>> tokens) {
+    std::span<EventKV* const> histories, std::span<const std::vector<int32_t>> tokens,
+    compute::ActivationPrecision precision) {
   if (histories.size() != tokens.size())
     fail("extend_batched: ", histories.size(), " histories, ", tokens.size(), " token lists");
   if (histories.empty()) return {};
@@ -239,7 +240,7 @@ std::vector<std::vector<float>> EventKV::extend_batched(
       event_keys.end = own.begin;
       logit_rows.push_back(runner.add_rows(tokens[h], context, own) + n_new - 1);
     }
-    return split_rows(runner.run(logit_rows), logit_rows.size());
+    return split_rows(runner.run(logit_rows, precision), logit_rows.size());
   } catch (...) {
     for (size_t h = 0; h < histories.size(); ++h) {
       EventKV& history = *histories[h];

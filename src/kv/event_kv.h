@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compute/attention_plan.h"
+#include "compute/matmul.h"
 #include "kv/arena.h"
 #include "kv/edge_mask.h"
 #include "kv/engine.h"
@@ -68,19 +69,22 @@ class EventKV {
   // append() for several histories of one engine and arena in one forward
   // pass (the two sides of a donor pair after their shared prefix). With
   // `last_logits`, returns per history the logits after its last new token
-  // ([n_vocab] each); otherwise nothing.
+  // ([n_vocab] each); otherwise nothing. kF32Rowwise: as extend_batched.
   static std::vector<std::vector<float>> append_batched(
       std::span<EventKV* const> histories, std::span<const std::vector<EventTokens>> events,
-      const EdgeMask& mask = {}, bool last_logits = false);
+      const EdgeMask& mask = {}, bool last_logits = false,
+      compute::ActivationPrecision precision = compute::ActivationPrecision::kF32);
 
   // Appends tokens to the last event of each history (which must be
   // retained): they see what its earlier tokens saw, the event causally.
   // One forward pass for all (decode steps of several histories batched);
-  // returns per history the logits after its last new token. Rows are
-  // exact (f32 products), so a token's row is the same bits as when its
-  // event is appended whole.
+  // returns per history the logits after its last new token. With a
+  // Rowwise precision (compute/matmul.h) a token's row is the same bits
+  // however the steps were batched, and as when its event is appended whole
+  // with that precision.
   static std::vector<std::vector<float>> extend_batched(
-      std::span<EventKV* const> histories, std::span<const std::vector<int32_t>> tokens);
+      std::span<EventKV* const> histories, std::span<const std::vector<int32_t>> tokens,
+      compute::ActivationPrecision precision = compute::ActivationPrecision::kF32Rowwise);
 
   // Frees the rows of the given events; every other row keeps its position.
   void evict(std::span<const std::string> ids);

@@ -154,7 +154,7 @@ HttpServer::HttpServer(Service& service, HttpOptions options)
   });
   server_->set_exception_handler([](const Request&, Response& res, std::exception_ptr error) {
     try {
-      std::rethrow_exception(error);
+      std::rethrow_exception(std::move(error));
     } catch (const std::exception& e) {
       send_error(res, 500, e.what());
     } catch (...) {

@@ -236,12 +236,14 @@ std::vector<contract::AgentEvent> Service::parse_events(const Session& session,
     if (!event.contains("policy"))
       event["policy"] = contract::policy_name(session.settings().policy);
     contract::AgentEvent e = contract::parse_agent_event(JsonFields(event, at, kRequest));
-    if (!valid_id(e.event.id) || e.event.id == "preamble" || e.event.id == "system")
+    if (!valid_id(e.event.id) || e.event.id == "preamble" || e.event.id == "system") {
       JsonFields(event, at, kRequest)
           .problem("id", "must be 1 to 64 of A-Z a-z 0-9 _ . - (not preamble or system)");
-    if (!ids.insert(e.event.id).second || session.cache().spec(e.event.id) != nullptr)
+    }
+    if (!ids.insert(e.event.id).second || session.cache().spec(e.event.id) != nullptr) {
       api_fail(409, "event id '", e.event.id, "' is already in session '", session.settings().id,
                "'");
+    }
     events.push_back(std::move(e));
   }
   return events;
@@ -307,6 +309,7 @@ json Service::score(const std::string& sid, const json& body) {
     Session& session = find_idle(sid);
     if (session.cache().kv().events().empty()) api_fail(422, "session '", sid, "' has no events");
     std::vector<std::string> answers;
+    answers.reserve(candidates.size());
     for (const std::string& value : candidates)
       answers.push_back(probe::fill_template(format, {{"value", value}}));
     kv::EventKV& kv = session.cache().kv();
@@ -419,8 +422,8 @@ json Service::generation_json(const GenerationResult& r, const std::string& sid)
   return out;
 }
 
-Service::Chat Service::start_chat(const json& raw, const std::string& header_session) {
-  const json body = without_nulls(raw);
+Service::Chat Service::start_chat(const json& request, const std::string& header_session) {
+  const json body = without_nulls(request);
   const JsonFields fields = request_fields(body);
   const json& list = fields.at("messages");
   if (!list.is_array() || list.empty() || list.size() > 4096)

@@ -64,7 +64,7 @@ class Service {
     bool temporary = false;
     bool include_usage = false;  // stream_options.include_usage
   };
-  Chat start_chat(const nlohmann::json& body, const std::string& header_session);
+  Chat start_chat(const nlohmann::json& request, const std::string& header_session);
   void end_chat(const Chat& chat);  // drops a temporary session
 
   // Stops the engine thread (replies in flight are finished first).

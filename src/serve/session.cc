@@ -3,6 +3,7 @@
 #include <chrono>
 #include <set>
 
+#include "events/render.h"
 #include "serve/api_error.h"
 #include "util/json_fields.h"
 
@@ -156,9 +157,10 @@ void Session::check_facts(const std::vector<AgentEvent>& events) const {
   }
   for (const AgentEvent& e : events) {
     for (const contract::CarrierClaim& claim : e.carries) {
-      if (stated.count(claim.fact) == 0)
+      if (stated.count(claim.fact) == 0) {
         fail("event '", e.event.id, "' carries fact '", claim.fact,
              "' that no earlier event states");
+      }
     }
     for (const contract::Fact& f : e.facts) {
       if (!stated.insert(f.key).second)
@@ -174,18 +176,29 @@ Session::Appended Session::append(std::vector<AgentEvent> events) {
              " events, more than --max-events ", context_.max_events);
   }
   check_facts(events);
+  // Rendered as the cache will render them (the preamble first, when the
+  // history is empty), to refuse what does not fit before computing.
+  std::vector<events::Event> plain;
+  plain.reserve(events.size());
+  for (const AgentEvent& e : events) plain.push_back(e.event);
   const tokenizer::Tokenizer& tok = context_.engine->model().tokenizer();
+  std::vector<kv::EventTokens> rendered;
+  if (kv_events.empty()) {
+    rendered = events::render_events(context_.format, tok, plain);
+  } else {
+    for (const events::Event& e : plain)
+      rendered.push_back({e.id, e.role, context_.format.render_message(tok, {e.role, e.content})});
+  }
   int64_t tokens = 0;
-  for (const AgentEvent& e : events) {
-    const auto n = static_cast<int64_t>(
-        context_.format.render_message(tok, {e.event.role, e.event.content}).size());
+  for (const kv::EventTokens& e : rendered) {
+    const auto n = static_cast<int64_t>(e.tokens.size());
     if (n > context_.max_event_tokens) {
-      api_fail(413, "event '", e.event.id, "' has ", n, " tokens, more than --max-event-tokens ",
+      api_fail(413, "event '", e.id, "' has ", n, " tokens, more than --max-event-tokens ",
                context_.max_event_tokens);
     }
     tokens += n;
   }
-  check_room(tokens + (kv_events.empty() ? 8 : 0));  // room for a preamble too
+  check_room(tokens);
   const auto start = std::chrono::steady_clock::now();
   const int64_t slots_before = positions();
   const auto events_before = static_cast<int64_t>(kv_events.size());

@@ -104,6 +104,16 @@ printf '{"version": 1}' >"$tmp/profile.json"
 expect_error "contract: malformed profile" "profile.json: " contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --evict u1 --profile "$tmp/profile.json"
 expect_error "contract: another model's profile" "smollm2.json: a profile of smollm2-135m-instruct-q4_1 (ebc2a28e3656a9b4), not of" \
   contract "$tmp/agent.json" -m "$tmp/tiny.gguf" --evict u1 --profile "$(dirname "$0")/../../profiles/smollm2.json"
+# serve: refused before it listens, each one line.
+expect_usage "serve: beyond loopback without a key" "--host: listening beyond loopback needs an API key" \
+  serve -m "$tmp/tiny.gguf" --host 0.0.0.0
+expect_usage "serve: bad port" "--port" serve -m "$tmp/tiny.gguf" --port 70000
+expect_usage "serve: budget past the context" "--kv-budget: must be at most the context of" \
+  serve -m "$tmp/tiny.gguf" --kv-budget 100000
+expect_error "serve: another model's profile" "smollm2.json: a profile of smollm2-135m-instruct-q4_1" \
+  serve -m "$tmp/tiny.gguf" --profile "$(dirname "$0")/../../profiles/smollm2.json"
+touch "$tmp/state-file"
+expect_error "serve: a state dir that is a file" "state-file" serve -m "$tmp/tiny.gguf" --state-dir "$tmp/state-file" --port 0
 expect_error "probe: no scenario" "cannot open scenario" probe "$tmp/none.json" -m "$tmp/tiny.gguf" --db "$tmp/r.db"
 scenario="$(dirname "$0")/../../scenarios/paper/distance.json"
 expect_usage "probe: unknown construction" "has no construction 'nope'" probe "$scenario" -m "$tmp/tiny.gguf" --constructions nope --db "$tmp/r.db"

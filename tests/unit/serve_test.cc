@@ -1,0 +1,247 @@
+// The server's pieces below HTTP, on generated models: a reply decoded token
+// by token (batched with other sessions) holds the same rows, bit for bit,
+// as the same tokens appended whole, which is what makes a restored session
+// equal to the one that was killed; journals and snapshots keep every
+// acknowledged record and refuse torn or corrupt ones; a session replayed
+// from its journal serves the same rows.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "contract/contract_cache.h"
+#include "model/model.h"
+#include "model/test_model.h"
+#include "sampling/sampler.h"
+#include "serve/journal.h"
+#include "serve/session.h"
+#include "util/error.h"
+
+namespace eventkv::serve {
+namespace {
+
+using nlohmann::json;
+
+struct Setup {
+  std::vector<uint8_t> bytes;
+  std::shared_ptr<kv::Engine> engine;
+  std::shared_ptr<kv::KvArena> arena;
+  std::optional<tokenizer::ChatFormat> format;
+  Metrics metrics;
+
+  SessionContext context() {
+    return {engine, arena, *format, std::nullopt, {.enforce = true, .verify = false},
+            1024,   256,   512,     &metrics};
+  }
+};
+
+std::unique_ptr<Setup> make_setup(model::Arch arch) {
+  auto s = std::make_unique<Setup>();
+  model::TestModelSpec spec;
+  spec.arch = arch;
+  s->bytes = model::build_test_model(spec).to_bytes();
+  const auto model = model::Model::from_bytes(s->bytes, "generated");
+  s->engine = std::make_shared<kv::Engine>(model, 2);
+  s->arena = std::make_shared<kv::KvArena>(model->config(), 8192, compute::KvType::kF32);
+  s->format = tokenizer::ChatFormat::detect(model->file());
+  return s;
+}
+
+contract::AgentEvent user_event(const std::string& id, const std::string& content) {
+  contract::AgentEvent e;
+  e.event = {id, "user", content};
+  return e;
+}
+
+// Every retained row, bit for bit.
+std::vector<float> served_rows(const kv::EventKV& h) {
+  const compute::KvStorage& storage = h.arena().storage();
+  std::vector<float> out;
+  std::vector<float> row(static_cast<size_t>(std::max(storage.k_dim(), storage.v_dim())));
+  for (int32_t s = 0; s < h.n_slots(); ++s) {
+    if (h.cell_of(s) < 0) continue;
+    for (int64_t il = 0; il < storage.n_layer(); ++il) {
+      storage.read_k(il, h.cell_of(s), 0, storage.k_dim(), row.data());
+      out.insert(out.end(), row.begin(), row.begin() + storage.k_dim());
+      storage.read_v(il, h.cell_of(s), 0, storage.v_dim(), row.data());
+      out.insert(out.end(), row.begin(), row.begin() + storage.v_dim());
+    }
+  }
+  return out;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+class ServeTest : public ::testing::TestWithParam<model::Arch> {};
+
+// Replies decode with int8 activations in the server by default.
+constexpr contract::ContractOptions kInt8Replies{
+    .enforce = true, .verify = false, .replies = compute::ActivationPrecision::kInt8Rowwise};
+
+// Two sessions decode greedily in shared steps; each reply's rows equal
+// those of its tokens appended whole to a copy of the history.
+TEST_P(ServeTest, DecodedRepliesEqualRepliesAppendedWhole) {
+  const auto s = make_setup(GetParam());
+  std::vector<std::unique_ptr<contract::ContractCache>> caches;
+  for (const char* text : {"Tell me about the sea.", "Count to three."}) {
+    caches.push_back(std::make_unique<contract::ContractCache>(s->engine, s->arena, *s->format,
+                                                               std::nullopt, kInt8Replies));
+    caches.back()->append(std::vector{user_event("u1", text)});
+  }
+  std::vector<contract::ContractCache*> open;
+  std::vector<int32_t> next;
+  for (auto& cache : caches) {
+    contract::AgentEvent reply;
+    reply.event = {"r1", "assistant", ""};
+    next.push_back(sampling::argmax(cache->open_reply(reply)));
+    open.push_back(cache.get());
+  }
+  for (int step = 0; step < 6; ++step) {
+    const auto logits = contract::ContractCache::extend_replies(open, next);
+    for (size_t c = 0; c < open.size(); ++c) next[c] = sampling::argmax(logits[c]);
+  }
+  for (size_t c = 0; c < caches.size(); ++c) {
+    caches[c]->close_reply("reply text", next[c]);
+    // The same history, the reply's tokens appended whole.
+    contract::ContractCache whole(s->engine, s->arena, *s->format, std::nullopt, kInt8Replies);
+    whole.append(
+        std::vector{user_event("u1", c == 0 ? "Tell me about the sea." : "Count to three.")});
+    contract::AgentEvent reply;
+    reply.event = {"r1", "assistant", "reply text"};
+    whole.append_rendered(reply, caches[c]->kv().event("r1").tokens);
+    EXPECT_TRUE(same_bits(served_rows(caches[c]->kv()), served_rows(whole.kv())))
+        << "session " << c;
+    EXPECT_EQ(caches[c]->kv().event("r1").tokens, whole.kv().event("r1").tokens);
+  }
+}
+
+// A session with appends, a reply, a budget and a verified forgetting,
+// rebuilt from its journal, serves the same events and rows.
+TEST_P(ServeTest, SessionRestoredFromItsJournalServesTheSameRows) {
+  const auto s = make_setup(GetParam());
+  const std::string path = ::testing::TempDir() + "/serve_session.log";
+  std::remove(path.c_str());
+  const SessionContext context = s->context();
+  std::vector<std::string> ids;
+  std::vector<float> rows;
+  {
+    Session session(context, {"s1", "You help.", 120, contract::Policy::kNone}, Journal(path));
+    contract::AgentEvent secret = user_event("secret", "The code is 4821.");
+    secret.policy = contract::Policy::kForget;
+    session.append({user_event("u1", "Hello there."), secret, user_event("u2", "More words.")});
+    const std::vector<float> logits = session.open_reply("r1");
+    session.close_reply("ok", sampling::argmax(logits));
+    session.forget({"secret"});
+    session.append({user_event("u3", "A later turn that pushes the budget further along.")});
+    for (const kv::EventState& e : session.cache().kv().events())
+      ids.push_back(e.id + ":" + session.event_state(e));
+    rows = served_rows(session.cache().kv());
+  }
+  std::string warning;
+  const std::vector<json> records = read_journal(path, &warning);
+  EXPECT_TRUE(warning.empty()) << warning;
+  const auto restored = Session::restore(context, records, Journal(path));
+  std::vector<std::string> restored_ids;
+  for (const kv::EventState& e : restored->cache().kv().events())
+    restored_ids.push_back(e.id + ":" + restored->event_state(e));
+  EXPECT_EQ(ids, restored_ids);
+  EXPECT_TRUE(same_bits(rows, served_rows(restored->cache().kv())));
+  EXPECT_LE(restored->cache().kv().retained_rows(), 120);
+}
+
+// Verified forgetting of an event between replies: the proofs replay the
+// replies with their exact tokens and products, and hold.
+TEST_P(ServeTest, ForgettingBetweenRepliesIsProved) {
+  const auto s = make_setup(GetParam());
+  contract::ContractCache cache(s->engine, s->arena, *s->format, std::nullopt,
+                                {.enforce = true, .verify = true, .replies = kInt8Replies.replies});
+  const auto reply = [&](const std::string& id) {
+    contract::AgentEvent event;
+    event.event = {id, "assistant", ""};
+    std::vector<float> logits = cache.open_reply(event);
+    contract::ContractCache* self = &cache;
+    for (int step = 0; step < 3; ++step) {
+      const int32_t token = sampling::argmax(logits);
+      logits = contract::ContractCache::extend_replies({&self, 1}, std::vector{token}).front();
+    }
+    cache.close_reply("words", sampling::argmax(logits));
+  };
+  cache.append(std::vector{user_event("u1", "Hello.")});
+  reply("r1");
+  contract::AgentEvent secret = user_event("secret", "The code is 4821.");
+  cache.append(std::vector{secret});
+  reply("r2");
+  cache.append(std::vector{user_event("u2", "Thanks.")});
+  reply("r3");
+  cache.forget(std::vector<std::string>{"secret"});
+  ASSERT_EQ(1u, cache.proofs().size());
+  EXPECT_TRUE(cache.proofs()[0].verified);
+  EXPECT_TRUE(cache.proofs()[0].value_independent);
+  EXPECT_TRUE(cache.proofs()[0].equals_fresh);
+  EXPECT_EQ(contract::Keeping::kForgotten, cache.log().back().keeping);
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, ServeTest,
+                         ::testing::Values(model::Arch::kLlama, model::Arch::kQwen3,
+                                           model::Arch::kGemma3),
+                         [](const auto& info) {
+                           return std::string(model::arch_name(info.param));
+                         });
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_all(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+TEST(Journal, KeepsRecordsUpToATornOrCorruptLine) {
+  const std::string path = ::testing::TempDir() + "/journal.log";
+  std::remove(path.c_str());
+  {
+    Journal journal(path);
+    for (int i = 0; i < 3; ++i) journal.append({{"op", "append"}, {"n", i}});
+  }
+  std::string warning;
+  EXPECT_EQ(3u, read_journal(path, &warning).size());
+  EXPECT_TRUE(warning.empty());
+  const std::string text = read_all(path);
+  write_all(path, text.substr(0, text.size() - 5));  // the last write cut short
+  EXPECT_EQ(2u, read_journal(path, &warning).size());
+  EXPECT_NE(std::string::npos, warning.find("record 3 is incomplete")) << warning;
+  std::string flipped = text;
+  flipped[flipped.find("\"n\":1") + 4] = '7';  // a changed byte in record 2
+  write_all(path, flipped);
+  warning.clear();
+  EXPECT_EQ(1u, read_journal(path, &warning).size());
+  EXPECT_NE(std::string::npos, warning.find("record 2 is corrupt")) << warning;
+}
+
+TEST(Journal, SnapshotsRefuseTruncationAndCorruption) {
+  const std::string path = ::testing::TempDir() + "/session.snap";
+  const std::vector<json> records = {{{"op", "create"}, {"id", "s"}}, {{"op", "reset"}}};
+  write_snapshot(path, records);
+  EXPECT_EQ(records, read_snapshot(path));
+  const std::string text = read_all(path);
+  write_all(path, text.substr(0, text.size() / 2));
+  EXPECT_THROW(read_snapshot(path), Error);
+  std::string flipped = text;
+  flipped[flipped.find("reset")] = 'R';
+  write_all(path, flipped);
+  try {
+    read_snapshot(path);
+    FAIL() << "a corrupt snapshot was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string::npos, std::string(e.what()).find("checksum")) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace eventkv::serve
