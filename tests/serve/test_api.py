@@ -64,11 +64,15 @@ def test_connection_survives_a_401(server):
     # A refused request's body must not be left unread on a kept-alive connection:
     # the next request on it would be parsed from that body.
     http = Api(server.url, key=None).http
-    for _ in range(2):
+    auth = {"Authorization": f"Bearer {KEY}"}
+    for _ in range(3):
         r = http.post(server.url + "/sessions", json={"id": unique_id()})
         assert r.status_code == 401
-        r = http.post(server.url + "/sessions", json={"id": unique_id()},
-                      headers={"Authorization": f"Bearer {KEY}"})
+        r = http.get(server.url + "/sessions", headers=auth)
+        assert r.status_code == 200, r.text
+        r = http.post(server.url + "/sessions", json={"id": unique_id()})
+        assert r.status_code == 401
+        r = http.post(server.url + "/sessions", json={"id": unique_id()}, headers=auth)
         assert r.status_code == 201, r.text
 
 
