@@ -126,27 +126,33 @@ HttpServer::HttpServer(Service& service, HttpOptions options)
   const int threads = options_.http_threads > 0 ? options_.http_threads : 96;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_payload_max_length(options_.max_body);
-  server_->set_pre_routing_handler([this](const Request& req, Response& res) {
-    if (options_.api_key.empty() || req.path == "/health")
-      return httplib::Server::HandlerResponse::Unhandled;
-    if (req.get_header_value("Authorization") == "Bearer " + options_.api_key)
-      return httplib::Server::HandlerResponse::Unhandled;
-    send_error(res, 401, "a valid API key is required (Authorization: Bearer KEY)");
-    return httplib::Server::HandlerResponse::Handled;
-  });
+  // Idle kept-alive connections hold a thread; a short wait lets a stopping
+  // server go at once.
+  server_->set_keep_alive_timeout(2);
   server_->set_error_handler([](const Request& req, Response& res) {
     if (!res.body.empty()) return;
-    if (res.status == 404) {
+    // httplib answers these before reading the body: the connection cannot
+    // carry another request.
+    res.set_header("Connection", "close");
+    // httplib answers 400 to a method it does not route (TRACE, PATCH, ...).
+    const bool unrouted_method = res.status == 400 && req.method != "GET" && req.method != "POST" &&
+                                 req.method != "DELETE" && req.method != "HEAD";
+    if (res.status == 404 || unrouted_method) {
+      // A method httplib does not parse leaves the path empty; the target has it.
+      const std::string path =
+          req.path.empty() ? req.target.substr(0, req.target.find('?')) : req.path;
       for (const Route& route : routes()) {
-        if (!std::regex_match(req.path, route.path)) continue;
+        if (!std::regex_match(path, route.path)) continue;
         res.set_header("Allow", route.methods);
         send_error(res, 405,
                    str_cat(req.method, " is not allowed on ", req.path,
                            " (allowed: ", route.methods, ")"));
         return;
       }
-      send_error(res, 404, str_cat("no route ", req.method, " ", req.path));
-      return;
+      if (res.status == 404) {
+        send_error(res, 404, str_cat("no route ", req.method, " ", req.path));
+        return;
+      }
     }
     const char* what = res.status == 413   ? "the request body is larger than --max-body"
                        : res.status == 400 ? "the HTTP request is malformed (a POST body needs a "
@@ -187,6 +193,20 @@ void HttpServer::stop() {
   server_->stop();
 }
 
+// The key is checked in the handler, after httplib has read the body: a
+// refused POST then leaves a kept-alive connection ready for the next
+// request.
+httplib::Server::Handler HttpServer::secured(httplib::Server::Handler handler) const {
+  return [this, handler = std::move(handler)](const Request& req, Response& res) {
+    if (!options_.api_key.empty() &&
+        req.get_header_value("Authorization") != "Bearer " + options_.api_key) {
+      send_error(res, 401, "a valid API key is required (Authorization: Bearer KEY)");
+      return;
+    }
+    handler(req, res);
+  };
+}
+
 void HttpServer::add_routes() {
   httplib::Server& s = *server_;
   Service& service = service_;
@@ -196,64 +216,66 @@ void HttpServer::add_routes() {
           {"model", service.model_name()},
           {"sessions", service.metrics().sessions.load()}});
   });
-  s.Get("/metrics", [&service](const Request&, Response& res) {
-    res.set_content(service.metrics().prometheus_text(), "text/plain; version=0.0.4");
-  });
-  s.Get("/openapi.json", [](const Request&, Response& res) {
-    res.set_content(kOpenApiDocument, "application/json");
-  });
-  s.Post("/sessions", [&service](const Request& req, Response& res) {
-    guarded(res, [&] { send(res, 201, service.create_session(parse_body(req))); });
-  });
-  s.Get("/sessions", [&service](const Request&, Response& res) {
-    guarded(res, [&] { send(res, 200, service.list_sessions()); });
-  });
+  s.Get("/metrics", secured([&service](const Request&, Response& res) {
+          res.set_content(service.metrics().prometheus_text(), "text/plain; version=0.0.4");
+        }));
+  s.Get("/openapi.json", secured([](const Request&, Response& res) {
+          res.set_content(kOpenApiDocument, "application/json");
+        }));
+  s.Post("/sessions", secured([&service](const Request& req, Response& res) {
+           guarded(res, [&] { send(res, 201, service.create_session(parse_body(req))); });
+         }));
+  s.Get("/sessions", secured([&service](const Request&, Response& res) {
+          guarded(res, [&] { send(res, 200, service.list_sessions()); });
+        }));
   const std::string one = str_cat("/sessions/", kSid);
-  s.Get(one, [&service](const Request& req, Response& res) {
-    guarded(res, [&] { send(res, 200, service.get_session(req.matches[1])); });
-  });
-  s.Delete(one, [&service](const Request& req, Response& res) {
-    guarded(res, [&] { send(res, 200, service.delete_session(req.matches[1])); });
-  });
-  s.Post(one + "/events", [&service](const Request& req, Response& res) {
-    guarded(res, [&] { send(res, 201, service.append_events(req.matches[1], parse_body(req))); });
-  });
-  s.Get(one + "/events", [&service](const Request& req, Response& res) {
-    guarded(res, [&] { send(res, 200, service.list_events(req.matches[1])); });
-  });
-  s.Post(one + "/evict", [&service](const Request& req, Response& res) {
-    guarded(res, [&] { send(res, 200, service.evict(req.matches[1], parse_body(req), false)); });
-  });
-  s.Post(one + "/forget", [&service](const Request& req, Response& res) {
-    guarded(res, [&] { send(res, 200, service.evict(req.matches[1], parse_body(req), true)); });
-  });
-  s.Post(one + "/score", [&service](const Request& req, Response& res) {
-    guarded(res, [&] { send(res, 200, service.score(req.matches[1], parse_body(req))); });
-  });
-  s.Get(one + "/contract", [&service](const Request& req, Response& res) {
-    guarded(res, [&] { send(res, 200, service.contract(req.matches[1])); });
-  });
-  s.Post(one + "/snapshot", [&service](const Request& req, Response& res) {
-    guarded(res, [&] {
-      parse_body(req);
-      send(res, 201, service.snapshot(req.matches[1]));
-    });
-  });
-  s.Post(one + "/restore", [&service](const Request& req, Response& res) {
-    guarded(res, [&] { send(res, 200, service.restore(req.matches[1], parse_body(req))); });
-  });
-  s.Post(one + "/generate",
-         [this](const Request& req, Response& res) { guarded(res, [&] { generate(req, res); }); });
-  s.Get("/v1/models", [&service](const Request&, Response& res) {
-    send(res, 200,
-         {{"object", "list"},
-          {"data", json::array({{{"id", service.model_name()},
-                                 {"object", "model"},
-                                 {"created", 0},
-                                 {"owned_by", "eventkv"}}})}});
-  });
-  s.Post("/v1/chat/completions",
-         [this](const Request& req, Response& res) { guarded(res, [&] { chat(req, res); }); });
+  s.Get(one, secured([&service](const Request& req, Response& res) {
+          guarded(res, [&] { send(res, 200, service.get_session(req.matches[1])); });
+        }));
+  s.Delete(one, secured([&service](const Request& req, Response& res) {
+             guarded(res, [&] { send(res, 200, service.delete_session(req.matches[1])); });
+           }));
+  s.Post(one + "/events", secured([&service](const Request& req, Response& res) {
+           guarded(res,
+                   [&] { send(res, 201, service.append_events(req.matches[1], parse_body(req))); });
+         }));
+  s.Get(one + "/events", secured([&service](const Request& req, Response& res) {
+          guarded(res, [&] { send(res, 200, service.list_events(req.matches[1])); });
+        }));
+  s.Post(one + "/evict", secured([&service](const Request& req, Response& res) {
+           guarded(res,
+                   [&] { send(res, 200, service.evict(req.matches[1], parse_body(req), false)); });
+         }));
+  s.Post(one + "/forget", secured([&service](const Request& req, Response& res) {
+           guarded(res,
+                   [&] { send(res, 200, service.evict(req.matches[1], parse_body(req), true)); });
+         }));
+  s.Post(one + "/score", secured([&service](const Request& req, Response& res) {
+           guarded(res, [&] { send(res, 200, service.score(req.matches[1], parse_body(req))); });
+         }));
+  s.Get(one + "/contract", secured([&service](const Request& req, Response& res) {
+          guarded(res, [&] { send(res, 200, service.contract(req.matches[1])); });
+        }));
+  s.Post(one + "/snapshot", secured([&service](const Request& req, Response& res) {
+           guarded(res, [&] { send(res, 201, service.snapshot(req.matches[1], parse_body(req))); });
+         }));
+  s.Post(one + "/restore", secured([&service](const Request& req, Response& res) {
+           guarded(res, [&] { send(res, 200, service.restore(req.matches[1], parse_body(req))); });
+         }));
+  s.Post(one + "/generate", secured([this](const Request& req, Response& res) {
+           guarded(res, [&] { generate(req, res); });
+         }));
+  s.Get("/v1/models", secured([&service](const Request&, Response& res) {
+          send(res, 200,
+               {{"object", "list"},
+                {"data", json::array({{{"id", service.model_name()},
+                                       {"object", "model"},
+                                       {"created", 0},
+                                       {"owned_by", "eventkv"}}})}});
+        }));
+  s.Post("/v1/chat/completions", secured([this](const Request& req, Response& res) {
+           guarded(res, [&] { chat(req, res); });
+         }));
 }
 
 void HttpServer::generate(const Request& req, Response& res) {

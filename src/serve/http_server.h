@@ -5,6 +5,7 @@
 // events.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -41,6 +42,8 @@ class HttpServer {
 
  private:
   void add_routes();
+  std::function<void(const httplib::Request&, httplib::Response&)> secured(
+      std::function<void(const httplib::Request&, httplib::Response&)> handler) const;
   void generate(const httplib::Request& req, httplib::Response& res);
   void chat(const httplib::Request& req, httplib::Response& res);
 

@@ -98,18 +98,16 @@ void Scheduler::decode_step() {
   metrics_.decode_tokens += static_cast<int64_t>(n);
   metrics_.decode_micros += micros.count();
   ++metrics_.decode_steps;
-  // Finished replies leave; those stepped go behind the ones that waited.
+  // Finished replies leave (counted out before they answer, so a client's
+  // next request finds room); those stepped go behind the ones that waited.
   std::vector<std::shared_ptr<DecodeTask>> still(decoding_.begin() + static_cast<std::ptrdiff_t>(n),
                                                  decoding_.end());
-  for (size_t i = 0; i < n; ++i) {
-    if (done[i] != 0) {
-      decoding_[i]->finish(error);
-    } else {
-      still.push_back(std::move(decoding_[i]));
-    }
-  }
+  std::vector<std::shared_ptr<DecodeTask>> finished;
+  for (size_t i = 0; i < n; ++i)
+    (done[i] != 0 ? finished : still).push_back(std::move(decoding_[i]));
   decoding_ = std::move(still);
   metrics_.generating = static_cast<int64_t>(decoding_.size());
+  for (const auto& task : finished) task->finish(error);
 }
 
 }  // namespace eventkv::serve

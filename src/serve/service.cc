@@ -71,8 +71,8 @@ json without_nulls(const json& body) {
 
 }  // namespace
 
-bool valid_id(const std::string& id) {
-  if (id.empty() || id.size() > 64) return false;
+bool valid_id(const std::string& id, size_t max_length) {
+  if (id.empty() || id.size() > max_length) return false;
   return std::all_of(id.begin(), id.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-';
   });
@@ -329,7 +329,8 @@ json Service::contract(const std::string& sid) {
   return on_engine([&] { return find(sid).contract_json(); });
 }
 
-json Service::snapshot(const std::string& sid) {
+json Service::snapshot(const std::string& sid, const json& body) {
+  request_fields(body).allow_only({});
   if (options_.state_dir.empty()) api_fail(422, "snapshots need the server's --state-dir");
   return on_engine([&] {
     Session& session = find_idle(sid);
@@ -346,7 +347,7 @@ json Service::restore(const std::string& sid, const json& body) {
   const JsonFields fields = request_fields(body);
   fields.allow_only({"snapshot"});
   const std::string name = fields.text("snapshot", "", true);
-  if (!valid_id(name)) fields.problem("snapshot", "is not a snapshot name");
+  if (!valid_id(name, 96)) fields.problem("snapshot", "is not a snapshot name");
   if (options_.state_dir.empty()) api_fail(422, "snapshots need the server's --state-dir");
   return on_engine([&] {
     find_idle(sid);
@@ -369,12 +370,15 @@ json Service::restore(const std::string& sid, const json& body) {
 sampling::GenerateParams Service::sampling_params(const json& body, bool openai) const {
   const JsonFields fields(body, "", kRequest);
   sampling::GenerateParams params;
-  const char* limit =
-      openai && fields.has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-  params.max_tokens =
-      static_cast<int32_t>(fields.integer(limit, openai ? 256 : 128, 0, options_.max_tokens));
-  if (fields.has("temperature"))
+  params.max_tokens = static_cast<int32_t>(
+      fields.integer("max_tokens", openai ? 256 : 128, 0, options_.max_tokens));
+  if (openai) {
+    params.max_tokens = static_cast<int32_t>(
+        fields.integer("max_completion_tokens", params.max_tokens, 0, options_.max_tokens));
+  }
+  if (fields.has("temperature")) {
     params.sampling.temperature = static_cast<float>(fields.number("temperature", 0, 100));
+  }
   if (fields.has("top_p")) params.sampling.top_p = static_cast<float>(fields.number("top_p", 0, 1));
   if (fields.has("min_p")) params.sampling.min_p = static_cast<float>(fields.number("min_p", 0, 1));
   params.sampling.top_k = static_cast<int32_t>(fields.integer("top_k", 0, 0, 1000000));
@@ -430,6 +434,14 @@ Service::Chat Service::start_chat(const json& request, const std::string& header
     fields.problem("messages", "must be a list of 1 to 4096 messages");
   if (fields.integer("n", 1, 1, 1) != 1) fields.problem("n", "must be 1");
   fields.boolean("stream", false);
+  fields.text("model");
+  if (fields.has("stream_options")) {
+    const JsonFields options(fields.at("stream_options"), fields.pointer("stream_options"),
+                             kRequest);
+    if (!fields.at("stream_options").is_object())
+      fields.problem("stream_options", "must be an object");
+    options.boolean("include_usage", false);
+  }
   std::vector<events::Event> messages;
   for (size_t i = 0; i < list.size(); ++i) {
     const JsonFields message(list[i], "/messages/" + std::to_string(i), kRequest);
@@ -446,7 +458,7 @@ Service::Chat Service::start_chat(const json& request, const std::string& header
   if (chat.session.empty()) chat.session = header_session;
   if (!chat.session.empty() && !valid_id(chat.session))
     fields.problem("user", "a session id is 1 to 64 of A-Z a-z 0-9 _ . -");
-  if (body.contains("stream_options") && body["stream_options"].is_object())
+  if (body.contains("stream_options"))
     chat.include_usage = body["stream_options"].value("include_usage", false);
   chat.generation = on_engine([&] {
     if (chat.session.empty()) {

@@ -49,7 +49,7 @@ class Service {
   nlohmann::json evict(const std::string& sid, const nlohmann::json& body, bool forget);
   nlohmann::json score(const std::string& sid, const nlohmann::json& body);
   nlohmann::json contract(const std::string& sid);
-  nlohmann::json snapshot(const std::string& sid);
+  nlohmann::json snapshot(const std::string& sid, const nlohmann::json& body);
   nlohmann::json restore(const std::string& sid, const nlohmann::json& body);
 
   // A reply started in session `sid` (body: sampling parameters).
@@ -93,7 +93,8 @@ class Service {
   Scheduler scheduler_;
 };
 
-// Session ids (and snapshot names): 1 to 64 of [A-Za-z0-9_.-].
-bool valid_id(const std::string& id);
+// Session and event ids: 1 to `max_length` of [A-Za-z0-9_.-] (snapshot
+// names, a session id and a number, up to 96).
+bool valid_id(const std::string& id, size_t max_length = 64);
 
 }  // namespace eventkv::serve

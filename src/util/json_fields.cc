@@ -64,8 +64,11 @@ std::vector<std::string> JsonFields::texts(const char* key, bool required) const
 int64_t JsonFields::integer(const char* key, int64_t fallback, int64_t low, int64_t high) const {
   if (!has(key)) return fallback;
   if (!object_[key].is_number_integer()) problem(key, "must be an integer");
+  // An unsigned value past int64 would wrap into range.
+  const bool huge = object_[key].is_number_unsigned() &&
+                    object_[key].get<uint64_t>() > static_cast<uint64_t>(INT64_MAX);
   const auto value = object_[key].get<int64_t>();
-  if (value < low || value > high) {
+  if (huge || value < low || value > high) {
     problem(key, "must be between " + std::to_string(low) + " and " + std::to_string(high));
   }
   return value;
