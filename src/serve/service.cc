@@ -356,13 +356,9 @@ json Service::restore(const std::string& sid, const json& body) {
     const std::vector<json> records = read_snapshot(path.string());
     if (records.empty() || records[0].value("id", "") != sid)
       api_fail(422, path.string(), ": a snapshot of another session");
-    // Rebuilt before the old session goes, so a failure changes nothing.
-    std::unique_ptr<Session> restored =
-        Session::restore(context_, records, Journal(journal_path(sid) + ".restoring"));
-    fs::rename(journal_path(sid) + ".restoring", journal_path(sid));
-    restored->journal() = Journal(journal_path(sid));
-    restored->journal().reset(records);
-    sessions_[sid] = std::move(restored);
+    // Rebuilt beside the old session, whose journal is replaced only once
+    // the replay succeeded: a failure changes nothing.
+    sessions_[sid] = Session::restore(context_, records, Journal(journal_path(sid)));
     return sessions_[sid]->summary();
   });
 }
