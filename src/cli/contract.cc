@@ -205,14 +205,10 @@ void run(const ContractCommand& options) {
   const contract::AgentHistory history = contract::load_agent_history(options.file);
   for (const std::string& id : options.evict) (void)history.event(id);
   if (!options.budget.empty()) (void)budget_rows(options.budget, 0);
-  std::optional<contract::Profile> profile;
-  if (!options.profile.empty()) profile = contract::load_profile(options.profile);
   const auto engine = load_engine(options.model);
   const model::Model& model = engine->model();
-  if (profile) {
-    contract::check_profile_model(*profile, options.profile, model.fingerprint(),
-                                  options.model.model);
-  }
+  const std::optional<contract::Profile> profile =
+      contract::load_profile_for(options.profile, model.fingerprint(), options.model.model);
   const tokenizer::ChatFormat format = options.format.empty()
                                            ? tokenizer::ChatFormat::detect(model.file())
                                            : tokenizer::ChatFormat::by_name(options.format);

@@ -42,14 +42,10 @@ void run(ServeOptions options) {
     usage_error("--host",
                 "listening beyond loopback needs an API key (--api-key or EVENTKV_API_KEY)");
   }
-  std::optional<contract::Profile> profile;
-  if (!options.profile.empty()) profile = contract::load_profile(options.profile);
   const auto engine = load_engine(options.model);
   const model::Model& model = engine->model();
-  if (profile) {
-    contract::check_profile_model(*profile, options.profile, model.fingerprint(),
-                                  options.model.model);
-  }
+  const std::optional<contract::Profile> profile =
+      contract::load_profile_for(options.profile, model.fingerprint(), options.model.model);
   const int64_t context = context_size(options.model, model);
   if (options.service.kv_budget > context)
     usage_error("--kv-budget", str_cat("must be at most the context of ", context, " rows"));

@@ -289,11 +289,15 @@ void save_profile(const Profile& profile, const std::string& path) {
   write_file_atomic(path, {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
 }
 
-void check_profile_model(const Profile& profile, const std::string& profile_path,
-                         uint64_t fingerprint, const std::string& model_path) {
-  if (profile.model_fingerprint == str_cat(std::hex, fingerprint)) return;
-  fail(profile_path, ": a profile of ", profile.model_name, " (", profile.model_fingerprint,
-       "), not of ", model_path, " (", str_cat(std::hex, fingerprint), ")");
+std::optional<Profile> load_profile_for(const std::string& path, uint64_t fingerprint,
+                                        const std::string& model_path) {
+  if (path.empty()) return std::nullopt;
+  Profile profile = load_profile(path);
+  if (profile.model_fingerprint != str_cat(std::hex, fingerprint)) {
+    fail(path, ": a profile of ", profile.model_name, " (", profile.model_fingerprint, "), not of ",
+         model_path, " (", str_cat(std::hex, fingerprint), ")");
+  }
+  return profile;
 }
 
 }  // namespace eventkv::contract

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,10 +88,11 @@ void apply_rule(const CertificationRule& rule, ProfileEntry& entry);
 // from the counts alone, never from a hand-edited flag.
 Profile load_profile(const std::string& path);
 
-// Refuses (Error naming both files) a profile calibrated on another model
-// than the one with `fingerprint` loaded from `model_path`.
-void check_profile_model(const Profile& profile, const std::string& profile_path,
-                         uint64_t fingerprint, const std::string& model_path);
+// The profile at `path` (none for ""), refused (Error naming both files)
+// when it was calibrated on another model than the one with `fingerprint`
+// loaded from `model_path`.
+std::optional<Profile> load_profile_for(const std::string& path, uint64_t fingerprint,
+                                        const std::string& model_path);
 
 // The profile as JSON text (stable key order, so files diff cleanly).
 std::string profile_json(const Profile& profile);

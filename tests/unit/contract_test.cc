@@ -12,10 +12,14 @@
 #include "contract/contract_cache.h"
 #include "model/model.h"
 #include "model/test_model.h"
+#include "served_rows.h"
 #include "util/error.h"
 
 namespace eventkv::contract {
 namespace {
+
+using testing::bit_identical;
+using testing::served_rows;
 
 struct Harness {
   std::vector<uint8_t> bytes;
@@ -63,27 +67,6 @@ std::string history_json(const std::string& secret) {
 
 AgentHistory sample_history(const std::string& secret = "4821") {
   return parse_agent_history(history_json(secret), "history.json");
-}
-
-// Every row of every retained slot, bit for bit.
-std::vector<float> served_rows(const kv::EventKV& h) {
-  const compute::KvStorage& storage = h.arena().storage();
-  std::vector<float> out;
-  std::vector<float> row(static_cast<size_t>(std::max(storage.k_dim(), storage.v_dim())));
-  for (int32_t s = 0; s < h.n_slots(); ++s) {
-    if (h.cell_of(s) < 0) continue;
-    for (int64_t il = 0; il < storage.n_layer(); ++il) {
-      storage.read_k(il, h.cell_of(s), 0, storage.k_dim(), row.data());
-      out.insert(out.end(), row.begin(), row.begin() + storage.k_dim());
-      storage.read_v(il, h.cell_of(s), 0, storage.v_dim(), row.data());
-      out.insert(out.end(), row.begin(), row.begin() + storage.v_dim());
-    }
-  }
-  return out;
-}
-
-bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 std::vector<float> rows_after_evicting(const Harness& s, const std::string& secret, bool enforce,

@@ -18,10 +18,14 @@
 #include "sampling/sampler.h"
 #include "serve/journal.h"
 #include "serve/session.h"
+#include "served_rows.h"
 #include "util/error.h"
 
 namespace eventkv::serve {
 namespace {
+
+using testing::bit_identical;
+using testing::served_rows;
 
 using nlohmann::json;
 
@@ -54,27 +58,6 @@ contract::AgentEvent user_event(const std::string& id, const std::string& conten
   contract::AgentEvent e;
   e.event = {id, "user", content};
   return e;
-}
-
-// Every retained row, bit for bit.
-std::vector<float> served_rows(const kv::EventKV& h) {
-  const compute::KvStorage& storage = h.arena().storage();
-  std::vector<float> out;
-  std::vector<float> row(static_cast<size_t>(std::max(storage.k_dim(), storage.v_dim())));
-  for (int32_t s = 0; s < h.n_slots(); ++s) {
-    if (h.cell_of(s) < 0) continue;
-    for (int64_t il = 0; il < storage.n_layer(); ++il) {
-      storage.read_k(il, h.cell_of(s), 0, storage.k_dim(), row.data());
-      out.insert(out.end(), row.begin(), row.begin() + storage.k_dim());
-      storage.read_v(il, h.cell_of(s), 0, storage.v_dim(), row.data());
-      out.insert(out.end(), row.begin(), row.begin() + storage.v_dim());
-    }
-  }
-  return out;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 class ServeTest : public ::testing::TestWithParam<model::Arch> {};
@@ -114,7 +97,7 @@ TEST_P(ServeTest, DecodedRepliesEqualRepliesAppendedWhole) {
     contract::AgentEvent reply;
     reply.event = {"r1", "assistant", "reply text"};
     whole.append_rendered(reply, caches[c]->kv().event("r1").tokens);
-    EXPECT_TRUE(same_bits(served_rows(caches[c]->kv()), served_rows(whole.kv())))
+    EXPECT_TRUE(bit_identical(served_rows(caches[c]->kv()), served_rows(whole.kv())))
         << "session " << c;
     EXPECT_EQ(caches[c]->kv().event("r1").tokens, whole.kv().event("r1").tokens);
   }
@@ -150,7 +133,7 @@ TEST_P(ServeTest, SessionRestoredFromItsJournalServesTheSameRows) {
   for (const kv::EventState& e : restored->cache().kv().events())
     restored_ids.push_back(e.id + ":" + restored->event_state(e));
   EXPECT_EQ(ids, restored_ids);
-  EXPECT_TRUE(same_bits(rows, served_rows(restored->cache().kv())));
+  EXPECT_TRUE(bit_identical(rows, served_rows(restored->cache().kv())));
   EXPECT_LE(restored->cache().kv().retained_rows(), 120);
 }
 
