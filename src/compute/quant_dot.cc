@@ -1,10 +1,11 @@
 #include "compute/quant_dot.h"
 
 #include <cstring>
+#include <type_traits>
 
+#include "compute/quant_blocks.h"
 #include "compute/simd.h"
 #include "compute/vec_ops.h"
-#include "gguf/quants.h"
 #include "util/half.h"
 
 namespace eventkv::compute {
@@ -18,12 +19,14 @@ namespace {
   return (u8_to_f32(q & 15) + high_lo) * load16(x) + (u8_to_f32(q >> 4) + high_hi) * load16(x + 16);
 }
 
-// Each block type adds one block's dot product to a vector accumulator (its
-// scaled quant products) and a scalar one (offsets and mins, which multiply
-// the block sums of x). kElems is the block length.
-struct Q4_0Block {
-  static constexpr int kElems = 32;
-  static constexpr int kBytes = 18;
+// BlockDot<Block>::add adds one block's dot product to a vector accumulator
+// (its scaled quant products) and a scalar one (offsets and mins, which
+// multiply the block sums of x).
+template <typename Block>
+struct BlockDot;
+
+template <>
+struct BlockDot<BlockQ4_0> {
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
     const float d = fp16_at(block);
@@ -32,9 +35,8 @@ struct Q4_0Block {
   }
 };
 
-struct Q4_1Block {
-  static constexpr int kElems = 32;
-  static constexpr int kBytes = 20;
+template <>
+struct BlockDot<BlockQ4_1> {
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
     acc = nibbles_times_x(block + 4, x, v16f{}, v16f{}) * fp16_at(block) + acc;
@@ -53,9 +55,7 @@ struct Q4_1Block {
 }
 
 template <bool kHasMin>
-struct Q5Block {
-  static constexpr int kElems = 32;
-  static constexpr int kBytes = kHasMin ? 24 : 22;
+struct BlockDot<BlockQ5<kHasMin>> {
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
     constexpr int kQh = kHasMin ? 4 : 2;
@@ -68,9 +68,8 @@ struct Q5Block {
   }
 };
 
-struct Q8_0Block {
-  static constexpr int kElems = 32;
-  static constexpr int kBytes = 34;
+template <>
+struct BlockDot<BlockQ8_0> {
   static void add(const uint8_t* block, const float* x, const float*, v16f& acc, float&) {
     acc =
         (load16_i8_as_f32(block + 2) * load16(x) + load16_i8_as_f32(block + 18) * load16(x + 16)) *
@@ -79,27 +78,23 @@ struct Q8_0Block {
   }
 };
 
-// The eight 6-bit (scale, min) pairs of a Q4_K/Q5_K block, times d and dmin.
-void k_quant_scales(const uint8_t* packed, float d, float dmin, float* ds, float* dm) {
-  for (int k = 0; k < 4; ++k) {
-    ds[k] = d * static_cast<float>(packed[k] & 63);
-    dm[k] = dmin * static_cast<float>(packed[k + 4] & 63);
-    ds[k + 4] = d * static_cast<float>((packed[k + 8] & 0xF) | ((packed[k] >> 6) << 4));
-    dm[k + 4] = dmin * static_cast<float>((packed[k + 8] >> 4) | ((packed[k + 4] >> 6) << 4));
-  }
-}
-
-// Q4_K: four chunks of 64 weights, each 32 bytes whose low nibbles are the
-// first 32 weights (scale 2c) and high nibbles the next 32 (scale 2c + 1).
-struct Q4_KBlock {
-  static constexpr int kElems = 256;
-  static constexpr int kBytes = 144;
+// Q4_K (layout in compute/quant_blocks.h): the sub-block scales and mins
+// times d and dmin, one multiply per 32 weights.
+template <>
+struct BlockDot<BlockQ4_K> {
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
+    uint8_t scales_mins[16];
+    unpack_k4_scales(block + BlockQ4_K::kScales, scales_mins);
+    const float d = fp16_at(block);
+    const float dmin = fp16_at(block + 2);
     float ds[8];
     float dm[8];
-    k_quant_scales(block + 4, fp16_at(block), fp16_at(block + 2), ds, dm);
-    const uint8_t* qs = block + 16;
+    for (int k = 0; k < 8; ++k) {
+      ds[k] = d * static_cast<float>(scales_mins[k]);
+      dm[k] = dmin * static_cast<float>(scales_mins[8 + k]);
+    }
+    const uint8_t* qs = block + BlockQ4_K::kQs;
     for (int c = 0; c < 4; ++c) {
       const v16u8 q0 = load16_u8(qs + 32 * c);
       const v16u8 q1 = load16_u8(qs + 32 * c + 16);
@@ -118,9 +113,8 @@ struct Q4_KBlock {
 
 // Q6_K: per half of 128, four runs of 32; run r takes the low (r < 2) or high
 // nibbles of ql[32 (r % 2) ..] and bits 2r of qh; one int8 scale per 16.
-struct Q6_KBlock {
-  static constexpr int kElems = 256;
-  static constexpr int kBytes = 210;
+template <>
+struct BlockDot<BlockQ6_K> {
   static void add(const uint8_t* block, const float* x, const float*, v16f& acc, float&) {
     const float d = fp16_at(block + 208);
     const auto* scales = reinterpret_cast<const int8_t*>(block + 192);
@@ -154,38 +148,11 @@ void dot_rows_fused(const uint8_t* row, size_t row_bytes, const float* x, const 
   float offset[kRows] = {};
   for (int64_t b = 0; b < n / Block::kElems; ++b) {
     for (int r = 0; r < kRows; ++r) {
-      Block::add(row + r * row_bytes + b * Block::kBytes, x + b * Block::kElems,
-                 xsum + b * (Block::kElems / 32), acc[r], offset[r]);
+      BlockDot<Block>::add(row + r * row_bytes + b * Block::kBytes, x + b * Block::kElems,
+                           xsum + b * (Block::kElems / 32), acc[r], offset[r]);
     }
   }
   for (int r = 0; r < kRows; ++r) out[r] = hsum(acc[r]) + offset[r];
-}
-
-template <typename Block>
-void dot_rows_block(const uint8_t* row, size_t row_bytes, int64_t n_rows, const float* x,
-                    const float* xsum, int64_t n, float* out) {
-  int64_t r = 0;
-  for (; r + 4 <= n_rows; r += 4)
-    dot_rows_fused<Block, 4>(row + r * row_bytes, row_bytes, x, xsum, n, out + r);
-  for (; r < n_rows; ++r)
-    dot_rows_fused<Block, 1>(row + r * row_bytes, row_bytes, x, xsum, n, out + r);
-}
-
-// Any other type: dequantize 256 elements at a time and take the dot.
-void dot_rows_dequantized(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows,
-                          const float* x, int64_t n, float* out) {
-  const gguf::TypeTraits traits = gguf::type_traits(type);
-  const int64_t chunk = traits.block_elems > 256 ? traits.block_elems : 256;
-  float buffer[256];
-  for (int64_t r = 0; r < n_rows; ++r, row += row_bytes) {
-    float total = 0.0f;
-    for (int64_t i = 0; i < n; i += chunk) {
-      const int64_t len = n - i < chunk ? n - i : chunk;
-      gguf::dequantize_row(type, row + i / traits.block_elems * traits.block_bytes, buffer, len);
-      total += dot(buffer, x + i, len);
-    }
-    out[r] = total;
-  }
 }
 
 }  // namespace
@@ -197,30 +164,32 @@ std::vector<float> block_sums32(const float* x, int64_t n) {
   return sums;
 }
 
-void dot_rows(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows,
-              const float* x, const float* xsum32, int64_t n, float* out) {
-  switch (type) {
-    case gguf::GgmlType::kF32:
-      for (int64_t r = 0; r < n_rows; ++r)
-        out[r] = dot(reinterpret_cast<const float*>(row + r * row_bytes), x, n);
-      return;
-    case gguf::GgmlType::kQ4_0:
-      return dot_rows_block<Q4_0Block>(row, row_bytes, n_rows, x, xsum32, n, out);
-    case gguf::GgmlType::kQ4_1:
-      return dot_rows_block<Q4_1Block>(row, row_bytes, n_rows, x, xsum32, n, out);
-    case gguf::GgmlType::kQ5_0:
-      return dot_rows_block<Q5Block<false>>(row, row_bytes, n_rows, x, xsum32, n, out);
-    case gguf::GgmlType::kQ5_1:
-      return dot_rows_block<Q5Block<true>>(row, row_bytes, n_rows, x, xsum32, n, out);
-    case gguf::GgmlType::kQ8_0:
-      return dot_rows_block<Q8_0Block>(row, row_bytes, n_rows, x, xsum32, n, out);
-    case gguf::GgmlType::kQ4_K:
-      return dot_rows_block<Q4_KBlock>(row, row_bytes, n_rows, x, xsum32, n, out);
-    case gguf::GgmlType::kQ6_K:
-      return dot_rows_block<Q6_KBlock>(row, row_bytes, n_rows, x, xsum32, n, out);
-    default:
-      return dot_rows_dequantized(type, row, row_bytes, n_rows, x, n, out);
+template <typename Block>
+void dot_rows_f32(const uint8_t* row, size_t row_bytes, int64_t n_rows, const float* x,
+                  const float* xsum32, int64_t n, float* out) {
+  if constexpr (std::is_same_v<Block, BlockF32>) {
+    for (int64_t r = 0; r < n_rows; ++r)
+      out[r] = dot(reinterpret_cast<const float*>(row + r * row_bytes), x, n);
+  } else {
+    int64_t r = 0;
+    for (; r + 4 <= n_rows; r += 4)
+      dot_rows_fused<Block, 4>(row + r * row_bytes, row_bytes, x, xsum32, n, out + r);
+    for (; r < n_rows; ++r)
+      dot_rows_fused<Block, 1>(row + r * row_bytes, row_bytes, x, xsum32, n, out + r);
   }
 }
+
+#define EVENTKV_DOT_ROWS_F32(Block)                                                              \
+  template void dot_rows_f32<Block>(const uint8_t*, size_t, int64_t, const float*, const float*, \
+                                    int64_t, float*)
+EVENTKV_DOT_ROWS_F32(BlockF32);
+EVENTKV_DOT_ROWS_F32(BlockQ4_0);
+EVENTKV_DOT_ROWS_F32(BlockQ4_1);
+EVENTKV_DOT_ROWS_F32(BlockQ5_0);
+EVENTKV_DOT_ROWS_F32(BlockQ5_1);
+EVENTKV_DOT_ROWS_F32(BlockQ8_0);
+EVENTKV_DOT_ROWS_F32(BlockQ4_K);
+EVENTKV_DOT_ROWS_F32(BlockQ6_K);
+#undef EVENTKV_DOT_ROWS_F32
 
 }  // namespace eventkv::compute

@@ -1,34 +1,24 @@
-#include "gguf/quants.h"
-
+// Row dequantization of every weight type the kernels compute with. Each
+// block follows ggml's reference arithmetic (same operation order), so results
+// match ggml and gguf-py bit for bit: this file is built without FP
+// contraction (CMakeLists), unlike the rest of compute/.
 #include <cstring>
 
 #if defined(__F16C__)
 #include <immintrin.h>
 #endif
 
-#include "util/error.h"
+#include "compute/quant_blocks.h"
 #include "util/half.h"
 
-namespace eventkv::gguf {
+namespace eventkv::compute {
 namespace {
 
-// Block layouts, byte offsets as in ggml-common.h.
-constexpr int kQ4_0Bytes = 18;   // d, qs[16]
-constexpr int kQ4_1Bytes = 20;   // d, m, qs[16]
-constexpr int kQ5_0Bytes = 22;   // d, qh[4], qs[16]
-constexpr int kQ5_1Bytes = 24;   // d, m, qh[4], qs[16]
-constexpr int kQ8_0Bytes = 34;   // d, qs[32]
-constexpr int kQ2_KBytes = 84;   // scales[16], qs[64], d, dmin
-constexpr int kQ3_KBytes = 110;  // hmask[32], qs[64], scales[12], d
-constexpr int kQ4_KBytes = 144;  // d, dmin, scales[12], qs[128]
-constexpr int kQ5_KBytes = 176;  // d, dmin, scales[12], qh[32], qs[128]
-constexpr int kQ6_KBytes = 210;  // ql[128], qh[64], scales[16], d
-
-void dequant_f32(const uint8_t* src, float* y, int64_t n) {
+void dequantize_values(BlockF32, const uint8_t* src, float* y, int64_t n) {
   std::memcpy(y, src, n * sizeof(float));
 }
 
-void dequant_f16(const uint8_t* src, float* y, int64_t n) {
+void dequantize_values(BlockF16, const uint8_t* src, float* y, int64_t n) {
   int64_t i = 0;
 #if defined(__F16C__)
   for (; i + 8 <= n; i += 8) {
@@ -39,7 +29,7 @@ void dequant_f16(const uint8_t* src, float* y, int64_t n) {
   for (; i < n; ++i) y[i] = fp16_at(src + 2 * i);
 }
 
-void dequant_bf16(const uint8_t* src, float* y, int64_t n) {
+void dequantize_values(BlockBF16, const uint8_t* src, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     uint16_t h;
     std::memcpy(&h, src + 2 * i, sizeof(h));
@@ -47,14 +37,14 @@ void dequant_bf16(const uint8_t* src, float* y, int64_t n) {
   }
 }
 
-void dequant_q4_0(const uint8_t* block, float* y) {
+void dequantize_block(BlockQ4_0, const uint8_t* block, float* y) {
   const float d = fp16_at(block);
   const uint8_t* qs = block + 2;
   for (int j = 0; j < 16; ++j) y[j] = static_cast<float>((qs[j] & 0x0F) - 8) * d;
   for (int j = 0; j < 16; ++j) y[j + 16] = static_cast<float>((qs[j] >> 4) - 8) * d;
 }
 
-void dequant_q4_1(const uint8_t* block, float* y) {
+void dequantize_block(BlockQ4_1, const uint8_t* block, float* y) {
   const float d = fp16_at(block);
   const float m = fp16_at(block + 2);
   const uint8_t* qs = block + 4;
@@ -64,7 +54,7 @@ void dequant_q4_1(const uint8_t* block, float* y) {
 
 // Q5_0/Q5_1: the 5th bit of element j comes from bit j of qh.
 template <bool kHasMin>
-void dequant_q5(const uint8_t* block, float* y) {
+void dequantize_block(BlockQ5<kHasMin>, const uint8_t* block, float* y) {
   const float d = fp16_at(block);
   const float m = kHasMin ? fp16_at(block + 2) : 0.0f;
   const uint8_t* rest = block + (kHasMin ? 4 : 2);
@@ -87,13 +77,13 @@ void dequant_q5(const uint8_t* block, float* y) {
   }
 }
 
-void dequant_q8_0(const uint8_t* block, float* y) {
+void dequantize_block(BlockQ8_0, const uint8_t* block, float* y) {
   const float d = fp16_at(block);
   const auto* qs = reinterpret_cast<const int8_t*>(block + 2);
   for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(qs[j]) * d;
 }
 
-void dequant_q2_k(const uint8_t* block, float* y) {
+void dequantize_block(BlockQ2_K, const uint8_t* block, float* y) {
   const uint8_t* scales = block;
   const uint8_t* q = block + 16;
   const float d = fp16_at(block + 80);
@@ -122,7 +112,7 @@ void unpack_q3_k_scales(const uint8_t* packed, int8_t* scales) {
   }
 }
 
-void dequant_q3_k(const uint8_t* block, float* y) {
+void dequantize_block(BlockQ3_K, const uint8_t* block, float* y) {
   const uint8_t* hmask = block;
   const uint8_t* q = block + 32;
   const float d = fp16_at(block + 108);
@@ -144,36 +134,24 @@ void dequant_q3_k(const uint8_t* block, float* y) {
   }
 }
 
-// Q4_K/Q5_K sub-block k (0..7): a 6-bit scale and a 6-bit min from 12 bytes.
-void scale_min_k4(int k, const uint8_t* packed, uint8_t* scale, uint8_t* min) {
-  if (k < 4) {
-    *scale = packed[k] & 63;
-    *min = packed[k + 4] & 63;
-  } else {
-    *scale = (packed[k + 4] & 0xF) | ((packed[k - 4] >> 6) << 4);
-    *min = (packed[k + 4] >> 4) | ((packed[k] >> 6) << 4);
-  }
-}
-
 // Q4_K and Q5_K share their layout but for Q5_K's qh bit plane.
 template <bool kFiveBit>
-void dequant_q45_k(const uint8_t* block, float* y) {
+void dequantize_block(BlockQ45_K<kFiveBit>, const uint8_t* block, float* y) {
+  using Block = BlockQ45_K<kFiveBit>;
   const float d = fp16_at(block);
   const float dmin = fp16_at(block + 2);
-  const uint8_t* packed = block + 4;
-  const uint8_t* qh = block + 16;
-  const uint8_t* ql = block + (kFiveBit ? 48 : 16);
+  const uint8_t* packed = block + Block::kScales;
+  const uint8_t* qh = block + Block::kQh;
+  const uint8_t* ql = block + Block::kQs;
+  uint8_t scales_mins[16];
+  unpack_k4_scales(packed, scales_mins);
   uint8_t u1 = 1;
   uint8_t u2 = 2;
   for (int chunk = 0; chunk < 4; ++chunk, ql += 32, u1 <<= 2, u2 <<= 2) {
-    uint8_t sc = 0;
-    uint8_t mn = 0;
-    scale_min_k4(2 * chunk, packed, &sc, &mn);
-    const float d1 = d * static_cast<float>(sc);
-    const float m1 = dmin * static_cast<float>(mn);
-    scale_min_k4(2 * chunk + 1, packed, &sc, &mn);
-    const float d2 = d * static_cast<float>(sc);
-    const float m2 = dmin * static_cast<float>(mn);
+    const float d1 = d * static_cast<float>(scales_mins[2 * chunk]);
+    const float m1 = dmin * static_cast<float>(scales_mins[8 + 2 * chunk]);
+    const float d2 = d * static_cast<float>(scales_mins[2 * chunk + 1]);
+    const float m2 = dmin * static_cast<float>(scales_mins[8 + 2 * chunk + 1]);
     for (int l = 0; l < 32; ++l) {
       const int high = kFiveBit && (qh[l] & u1) != 0 ? 16 : 0;
       *y++ = d1 * static_cast<float>((ql[l] & 0xF) + high) - m1;
@@ -187,7 +165,7 @@ void dequant_q45_k(const uint8_t* block, float* y) {
 
 // Q6_K: each half of 128 elements is four runs of 32; run k takes the low
 // (k even) or high (k odd) nibbles of ql and bits 2k..2k+1 of qh.
-void dequant_q6_k(const uint8_t* block, float* y) {
+void dequantize_block(BlockQ6_K, const uint8_t* block, float* y) {
   const uint8_t* ql = block;
   const uint8_t* qh = block + 128;
   const auto* sc = reinterpret_cast<const int8_t*>(block + 192);
@@ -207,50 +185,30 @@ void dequant_q6_k(const uint8_t* block, float* y) {
   }
 }
 
-template <int kBlockElems, int kBlockBytes, void (*kDequantBlock)(const uint8_t*, float*)>
-void dequant_blocks(const uint8_t* src, float* y, int64_t n) {
-  for (int64_t b = 0; b < n / kBlockElems; ++b)
-    kDequantBlock(src + b * kBlockBytes, y + b * kBlockElems);
-}
-
 }  // namespace
 
-void dequantize_row(GgmlType type, const uint8_t* src, float* dst, int64_t n) {
-  const TypeTraits traits = type_traits(type);
-  if (n % traits.block_elems != 0) {
-    fail("dequantize_row: ", n, " elements is not a multiple of the ", traits.name, " block size ",
-         traits.block_elems);
-  }
-  switch (type) {
-    case GgmlType::kF32:
-      return dequant_f32(src, dst, n);
-    case GgmlType::kF16:
-      return dequant_f16(src, dst, n);
-    case GgmlType::kBF16:
-      return dequant_bf16(src, dst, n);
-    case GgmlType::kQ4_0:
-      return dequant_blocks<32, kQ4_0Bytes, dequant_q4_0>(src, dst, n);
-    case GgmlType::kQ4_1:
-      return dequant_blocks<32, kQ4_1Bytes, dequant_q4_1>(src, dst, n);
-    case GgmlType::kQ5_0:
-      return dequant_blocks<32, kQ5_0Bytes, dequant_q5<false>>(src, dst, n);
-    case GgmlType::kQ5_1:
-      return dequant_blocks<32, kQ5_1Bytes, dequant_q5<true>>(src, dst, n);
-    case GgmlType::kQ8_0:
-      return dequant_blocks<32, kQ8_0Bytes, dequant_q8_0>(src, dst, n);
-    case GgmlType::kQ2_K:
-      return dequant_blocks<kQK_K, kQ2_KBytes, dequant_q2_k>(src, dst, n);
-    case GgmlType::kQ3_K:
-      return dequant_blocks<kQK_K, kQ3_KBytes, dequant_q3_k>(src, dst, n);
-    case GgmlType::kQ4_K:
-      return dequant_blocks<kQK_K, kQ4_KBytes, dequant_q45_k<false>>(src, dst, n);
-    case GgmlType::kQ5_K:
-      return dequant_blocks<kQK_K, kQ5_KBytes, dequant_q45_k<true>>(src, dst, n);
-    case GgmlType::kQ6_K:
-      return dequant_blocks<kQK_K, kQ6_KBytes, dequant_q6_k>(src, dst, n);
-    default:
-      fail("dequantize_row: tensor type ", traits.name, " is not supported by eventkv");
+template <typename Block>
+void dequantize_blocks(const uint8_t* src, float* dst, int64_t n) {
+  if constexpr (Block::kElems == 1) {
+    dequantize_values(Block{}, src, dst, n);
+  } else {
+    for (int64_t b = 0; b < n / Block::kElems; ++b)
+      dequantize_block(Block{}, src + b * Block::kBytes, dst + b * Block::kElems);
   }
 }
 
-}  // namespace eventkv::gguf
+template void dequantize_blocks<BlockF32>(const uint8_t*, float*, int64_t);
+template void dequantize_blocks<BlockF16>(const uint8_t*, float*, int64_t);
+template void dequantize_blocks<BlockBF16>(const uint8_t*, float*, int64_t);
+template void dequantize_blocks<BlockQ4_0>(const uint8_t*, float*, int64_t);
+template void dequantize_blocks<BlockQ4_1>(const uint8_t*, float*, int64_t);
+template void dequantize_blocks<BlockQ5_0>(const uint8_t*, float*, int64_t);
+template void dequantize_blocks<BlockQ5_1>(const uint8_t*, float*, int64_t);
+template void dequantize_blocks<BlockQ8_0>(const uint8_t*, float*, int64_t);
+template void dequantize_blocks<BlockQ2_K>(const uint8_t*, float*, int64_t);
+template void dequantize_blocks<BlockQ3_K>(const uint8_t*, float*, int64_t);
+template void dequantize_blocks<BlockQ4_K>(const uint8_t*, float*, int64_t);
+template void dequantize_blocks<BlockQ5_K>(const uint8_t*, float*, int64_t);
+template void dequantize_blocks<BlockQ6_K>(const uint8_t*, float*, int64_t);
+
+}  // namespace eventkv::compute
