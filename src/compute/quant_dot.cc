@@ -78,14 +78,22 @@ struct BlockDot<BlockQ8_0> {
   }
 };
 
-// Q4_K (layout in compute/quant_blocks.h): the sub-block scales and mins
-// times d and dmin, one multiply per 32 weights.
-template <>
-struct BlockDot<BlockQ4_K> {
+// 16 in each byte of qh whose bit `bit` is set, else 0: Q5_K's fifth bits,
+// by a compare, as x86 has no byte shifts.
+[[gnu::always_inline]] inline v16u8 fifth_bit16(v16u8 qh, int bit) {
+  const v16u8 mask = v16u8{} + static_cast<uint8_t>(1 << bit);
+  return reinterpret_cast<v16u8>((qh & mask) == mask) & 16;
+}
+
+// Q4_K and Q5_K (layout in compute/quant_blocks.h): the sub-block scales
+// and mins times d and dmin, one multiply per 32 weights.
+template <bool kFifthBit>
+struct BlockDot<BlockQ45_K<kFifthBit>> {
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
+    using Block = BlockQ45_K<kFifthBit>;
     uint8_t scales_mins[16];
-    unpack_k4_scales(block + BlockQ4_K::kScales, scales_mins);
+    unpack_k4_scales(block + Block::kScales, scales_mins);
     const float d = fp16_at(block);
     const float dmin = fp16_at(block + 2);
     float ds[8];
@@ -94,14 +102,25 @@ struct BlockDot<BlockQ4_K> {
       ds[k] = d * static_cast<float>(scales_mins[k]);
       dm[k] = dmin * static_cast<float>(scales_mins[8 + k]);
     }
-    const uint8_t* qs = block + BlockQ4_K::kQs;
+    const uint8_t* qs = block + Block::kQs;
     for (int c = 0; c < 4; ++c) {
       const v16u8 q0 = load16_u8(qs + 32 * c);
       const v16u8 q1 = load16_u8(qs + 32 * c + 16);
+      v16u8 low0 = q0 & 15;
+      v16u8 low1 = q1 & 15;
+      v16u8 high0 = q0 >> 4;
+      v16u8 high1 = q1 >> 4;
+      if constexpr (kFifthBit) {
+        const v16u8 qh0 = load16_u8(block + Block::kQh);
+        const v16u8 qh1 = load16_u8(block + Block::kQh + 16);
+        low0 |= fifth_bit16(qh0, 2 * c);
+        low1 |= fifth_bit16(qh1, 2 * c);
+        high0 |= fifth_bit16(qh0, 2 * c + 1);
+        high1 |= fifth_bit16(qh1, 2 * c + 1);
+      }
       const float* xc = x + 64 * c;
-      acc = (u8_to_f32(q0 & 15) * load16(xc) + u8_to_f32(q1 & 15) * load16(xc + 16)) * ds[2 * c] +
-            acc;
-      acc = (u8_to_f32(q0 >> 4) * load16(xc + 32) + u8_to_f32(q1 >> 4) * load16(xc + 48)) *
+      acc = (u8_to_f32(low0) * load16(xc) + u8_to_f32(low1) * load16(xc + 16)) * ds[2 * c] + acc;
+      acc = (u8_to_f32(high0) * load16(xc + 32) + u8_to_f32(high1) * load16(xc + 48)) *
                 ds[2 * c + 1] +
             acc;
     }
@@ -189,6 +208,7 @@ EVENTKV_DOT_ROWS_F32(BlockQ5_0);
 EVENTKV_DOT_ROWS_F32(BlockQ5_1);
 EVENTKV_DOT_ROWS_F32(BlockQ8_0);
 EVENTKV_DOT_ROWS_F32(BlockQ4_K);
+EVENTKV_DOT_ROWS_F32(BlockQ5_K);
 EVENTKV_DOT_ROWS_F32(BlockQ6_K);
 #undef EVENTKV_DOT_ROWS_F32
 

@@ -37,7 +37,7 @@ constexpr QuantType kQuantTypes[] = {
     entry<BlockQ2_K>(nullptr, nullptr),
     entry<BlockQ3_K>(nullptr, nullptr),
     entry<BlockQ4_K>(&dot_rows_f32<BlockQ4_K>, &dot_rows_int8<BlockQ4_K>),
-    entry<BlockQ5_K>(nullptr, &dot_rows_int8<BlockQ5_K>),
+    entry<BlockQ5_K>(&dot_rows_f32<BlockQ5_K>, &dot_rows_int8<BlockQ5_K>),
     entry<BlockQ6_K>(&dot_rows_f32<BlockQ6_K>, &dot_rows_int8<BlockQ6_K>),
     entry<BlockBF16>(nullptr, nullptr),
 };
