@@ -39,15 +39,15 @@ void dequantize_values(BlockBF16, const uint8_t* src, float* y, int64_t n) {
 
 void dequantize_block(BlockQ4_0, const uint8_t* block, float* y) {
   const float d = fp16_at(block);
-  const uint8_t* qs = block + 2;
+  const uint8_t* qs = block + BlockQ4_0::kQs;
   for (int j = 0; j < 16; ++j) y[j] = static_cast<float>((qs[j] & 0x0F) - 8) * d;
   for (int j = 0; j < 16; ++j) y[j + 16] = static_cast<float>((qs[j] >> 4) - 8) * d;
 }
 
 void dequantize_block(BlockQ4_1, const uint8_t* block, float* y) {
   const float d = fp16_at(block);
-  const float m = fp16_at(block + 2);
-  const uint8_t* qs = block + 4;
+  const float m = fp16_at(block + BlockQ4_1::kM);
+  const uint8_t* qs = block + BlockQ4_1::kQs;
   for (int j = 0; j < 16; ++j) y[j] = static_cast<float>(qs[j] & 0x0F) * d + m;
   for (int j = 0; j < 16; ++j) y[j + 16] = static_cast<float>(qs[j] >> 4) * d + m;
 }
@@ -56,11 +56,10 @@ void dequantize_block(BlockQ4_1, const uint8_t* block, float* y) {
 template <bool kHasMin>
 void dequantize_block(BlockQ5<kHasMin>, const uint8_t* block, float* y) {
   const float d = fp16_at(block);
-  const float m = kHasMin ? fp16_at(block + 2) : 0.0f;
-  const uint8_t* rest = block + (kHasMin ? 4 : 2);
+  const float m = kHasMin ? fp16_at(block + BlockQ5<kHasMin>::kM) : 0.0f;
   uint32_t qh;
-  std::memcpy(&qh, rest, sizeof(qh));
-  const uint8_t* qs = rest + 4;
+  std::memcpy(&qh, block + BlockQ5<kHasMin>::kQh, sizeof(qh));
+  const uint8_t* qs = block + BlockQ5<kHasMin>::kQs;
   const int offset = kHasMin ? 0 : 16;
   for (int j = 0; j < 16; ++j) {
     const int hi0 = static_cast<int>(((qh >> j) << 4) & 0x10);
@@ -79,15 +78,15 @@ void dequantize_block(BlockQ5<kHasMin>, const uint8_t* block, float* y) {
 
 void dequantize_block(BlockQ8_0, const uint8_t* block, float* y) {
   const float d = fp16_at(block);
-  const auto* qs = reinterpret_cast<const int8_t*>(block + 2);
+  const auto* qs = reinterpret_cast<const int8_t*>(block + BlockQ8_0::kQs);
   for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(qs[j]) * d;
 }
 
 void dequantize_block(BlockQ2_K, const uint8_t* block, float* y) {
   const uint8_t* scales = block;
-  const uint8_t* q = block + 16;
-  const float d = fp16_at(block + 80);
-  const float dmin = fp16_at(block + 82);
+  const uint8_t* q = block + BlockQ2_K::kQs;
+  const float d = fp16_at(block + BlockQ2_K::kD);
+  const float dmin = fp16_at(block + BlockQ2_K::kDmin);
   int is = 0;
   for (int half = 0; half < 2; ++half, q += 32) {
     for (int shift = 0; shift < 8; shift += 2) {
@@ -114,10 +113,10 @@ void unpack_q3_k_scales(const uint8_t* packed, int8_t* scales) {
 
 void dequantize_block(BlockQ3_K, const uint8_t* block, float* y) {
   const uint8_t* hmask = block;
-  const uint8_t* q = block + 32;
-  const float d = fp16_at(block + 108);
+  const uint8_t* q = block + BlockQ3_K::kQs;
+  const float d = fp16_at(block + BlockQ3_K::kD);
   int8_t scales[16];
-  unpack_q3_k_scales(block + 96, scales);
+  unpack_q3_k_scales(block + BlockQ3_K::kScales, scales);
   int is = 0;
   uint8_t m = 1;
   for (int half = 0; half < 2; ++half, q += 32) {
@@ -139,7 +138,7 @@ template <bool kFiveBit>
 void dequantize_block(BlockQ45_K<kFiveBit>, const uint8_t* block, float* y) {
   using Block = BlockQ45_K<kFiveBit>;
   const float d = fp16_at(block);
-  const float dmin = fp16_at(block + 2);
+  const float dmin = fp16_at(block + Block::kDmin);
   const uint8_t* packed = block + Block::kScales;
   const uint8_t* qh = block + Block::kQh;
   const uint8_t* ql = block + Block::kQs;
@@ -167,9 +166,9 @@ void dequantize_block(BlockQ45_K<kFiveBit>, const uint8_t* block, float* y) {
 // (k even) or high (k odd) nibbles of ql and bits 2k..2k+1 of qh.
 void dequantize_block(BlockQ6_K, const uint8_t* block, float* y) {
   const uint8_t* ql = block;
-  const uint8_t* qh = block + 128;
-  const auto* sc = reinterpret_cast<const int8_t*>(block + 192);
-  const float d = fp16_at(block + 208);
+  const uint8_t* qh = block + BlockQ6_K::kQh;
+  const auto* sc = reinterpret_cast<const int8_t*>(block + BlockQ6_K::kScales);
+  const float d = fp16_at(block + BlockQ6_K::kD);
   for (int half = 0; half < 2; ++half, y += 128, ql += 64, qh += 32, sc += 8) {
     for (int run = 0; run < 4; ++run) {
       const uint8_t* low = ql + (run % 2) * 32;

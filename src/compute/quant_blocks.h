@@ -17,7 +17,9 @@
 
 namespace eventkv::compute {
 
-// Byte layouts as in ggml-common.h; kElems values take kBytes bytes.
+// Byte layouts as in ggml-common.h: kElems values take kBytes bytes; the
+// other constants are byte offsets of the fields (f16 scales d and m/dmin,
+// quants qs, high bits qh, packed scales). d is at 0 unless named.
 struct BlockF32 {
   static constexpr gguf::GgmlType kType = gguf::GgmlType::kF32;
   static constexpr int kElems = 1;
@@ -40,12 +42,15 @@ struct BlockQ4_0 {  // d, qs[16]
   static constexpr gguf::GgmlType kType = gguf::GgmlType::kQ4_0;
   static constexpr int kElems = 32;
   static constexpr int kBytes = 18;
+  static constexpr int kQs = 2;
 };
 
 struct BlockQ4_1 {  // d, m, qs[16]
   static constexpr gguf::GgmlType kType = gguf::GgmlType::kQ4_1;
   static constexpr int kElems = 32;
   static constexpr int kBytes = 20;
+  static constexpr int kM = 2;
+  static constexpr int kQs = 4;
 };
 
 // Q5_0: d, qh[4], qs[16]; Q5_1: d, m, qh[4], qs[16]. The fifth bit of
@@ -55,6 +60,9 @@ struct BlockQ5 {
   static constexpr gguf::GgmlType kType = kHasMin ? gguf::GgmlType::kQ5_1 : gguf::GgmlType::kQ5_0;
   static constexpr int kElems = 32;
   static constexpr int kBytes = kHasMin ? 24 : 22;
+  static constexpr int kM = 2;  // Q5_1 only
+  static constexpr int kQh = kHasMin ? 4 : 2;
+  static constexpr int kQs = kQh + 4;
 };
 using BlockQ5_0 = BlockQ5<false>;
 using BlockQ5_1 = BlockQ5<true>;
@@ -63,6 +71,7 @@ struct BlockQ8_0 {  // d, qs[32]
   static constexpr gguf::GgmlType kType = gguf::GgmlType::kQ8_0;
   static constexpr int kElems = 32;
   static constexpr int kBytes = 34;
+  static constexpr int kQs = 2;
 };
 
 inline constexpr int kQK_K = 256;  // elements of a K-quant block
@@ -71,12 +80,18 @@ struct BlockQ2_K {  // scales[16], qs[64], d, dmin
   static constexpr gguf::GgmlType kType = gguf::GgmlType::kQ2_K;
   static constexpr int kElems = kQK_K;
   static constexpr int kBytes = 84;
+  static constexpr int kQs = 16;
+  static constexpr int kD = 80;
+  static constexpr int kDmin = 82;
 };
 
 struct BlockQ3_K {  // hmask[32], qs[64], scales[12], d
   static constexpr gguf::GgmlType kType = gguf::GgmlType::kQ3_K;
   static constexpr int kElems = kQK_K;
   static constexpr int kBytes = 110;
+  static constexpr int kQs = 32;
+  static constexpr int kScales = 96;
+  static constexpr int kD = 108;
 };
 
 // Q4_K: d, dmin, scales[12], qs[128]; Q5_K: d, dmin, scales[12], qh[32],
@@ -88,6 +103,7 @@ struct BlockQ45_K {
   static constexpr gguf::GgmlType kType = kFifthBit ? gguf::GgmlType::kQ5_K : gguf::GgmlType::kQ4_K;
   static constexpr int kElems = kQK_K;
   static constexpr int kBytes = kFifthBit ? 176 : 144;
+  static constexpr int kDmin = 2;
   static constexpr int kScales = 4;  // the 12 packed bytes of unpack_k4_scales
   static constexpr int kQh = 16;
   static constexpr int kQs = kFifthBit ? 48 : 16;
@@ -99,6 +115,9 @@ struct BlockQ6_K {  // ql[128], qh[64], scales[16], d
   static constexpr gguf::GgmlType kType = gguf::GgmlType::kQ6_K;
   static constexpr int kElems = kQK_K;
   static constexpr int kBytes = 210;
+  static constexpr int kQh = 128;
+  static constexpr int kScales = 192;  // int8, one per 16 weights
+  static constexpr int kD = 208;
 };
 
 // The eight 6-bit scales (out[0..7]) and mins (out[8..15]) of a Q4_K/Q5_K

@@ -30,7 +30,7 @@ struct BlockDot<BlockQ4_0> {
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
     const float d = fp16_at(block);
-    acc = nibbles_times_x(block + 2, x, v16f{}, v16f{}) * d + acc;
+    acc = nibbles_times_x(block + BlockQ4_0::kQs, x, v16f{}, v16f{}) * d + acc;
     offset -= 8.0f * d * xsum[0];
   }
 };
@@ -39,8 +39,8 @@ template <>
 struct BlockDot<BlockQ4_1> {
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
-    acc = nibbles_times_x(block + 4, x, v16f{}, v16f{}) * fp16_at(block) + acc;
-    offset += fp16_at(block + 2) * xsum[0];
+    acc = nibbles_times_x(block + BlockQ4_1::kQs, x, v16f{}, v16f{}) * fp16_at(block) + acc;
+    offset += fp16_at(block + BlockQ4_1::kM) * xsum[0];
   }
 };
 
@@ -58,23 +58,23 @@ template <bool kHasMin>
 struct BlockDot<BlockQ5<kHasMin>> {
   static void add(const uint8_t* block, const float* x, const float* xsum, v16f& acc,
                   float& offset) {
-    constexpr int kQh = kHasMin ? 4 : 2;
+    using Block = BlockQ5<kHasMin>;
     const float d = fp16_at(block);
     v16f high_lo;
     v16f high_hi;
-    fifth_bits(block + kQh, &high_lo, &high_hi);
-    acc = nibbles_times_x(block + kQh + 4, x, high_lo, high_hi) * d + acc;
-    offset += (kHasMin ? fp16_at(block + 2) : -16.0f * d) * xsum[0];
+    fifth_bits(block + Block::kQh, &high_lo, &high_hi);
+    acc = nibbles_times_x(block + Block::kQs, x, high_lo, high_hi) * d + acc;
+    offset += (kHasMin ? fp16_at(block + Block::kM) : -16.0f * d) * xsum[0];
   }
 };
 
 template <>
 struct BlockDot<BlockQ8_0> {
   static void add(const uint8_t* block, const float* x, const float*, v16f& acc, float&) {
-    acc =
-        (load16_i8_as_f32(block + 2) * load16(x) + load16_i8_as_f32(block + 18) * load16(x + 16)) *
-            fp16_at(block) +
-        acc;
+    acc = (load16_i8_as_f32(block + BlockQ8_0::kQs) * load16(x) +
+           load16_i8_as_f32(block + BlockQ8_0::kQs + 16) * load16(x + 16)) *
+              fp16_at(block) +
+          acc;
   }
 };
 
@@ -95,7 +95,7 @@ struct BlockDot<BlockQ45_K<kFifthBit>> {
     uint8_t scales_mins[16];
     unpack_k4_scales(block + Block::kScales, scales_mins);
     const float d = fp16_at(block);
-    const float dmin = fp16_at(block + 2);
+    const float dmin = fp16_at(block + Block::kDmin);
     float ds[8];
     float dm[8];
     for (int k = 0; k < 8; ++k) {
@@ -135,13 +135,13 @@ struct BlockDot<BlockQ45_K<kFifthBit>> {
 template <>
 struct BlockDot<BlockQ6_K> {
   static void add(const uint8_t* block, const float* x, const float*, v16f& acc, float&) {
-    const float d = fp16_at(block + 208);
-    const auto* scales = reinterpret_cast<const int8_t*>(block + 192);
+    const float d = fp16_at(block + BlockQ6_K::kD);
+    const auto* scales = reinterpret_cast<const int8_t*>(block + BlockQ6_K::kScales);
     float ds[16];
     for (int i = 0; i < 16; ++i) ds[i] = d * static_cast<float>(scales[i]);
     for (int half = 0; half < 2; ++half) {
       const uint8_t* ql = block + 64 * half;
-      const uint8_t* qh = block + 128 + 32 * half;
+      const uint8_t* qh = block + BlockQ6_K::kQh + 32 * half;
       for (int part = 0; part < 2; ++part) {
         const v16u8 low0 = load16_u8(ql + 16 * part);
         const v16u8 low1 = load16_u8(ql + 32 + 16 * part);

@@ -151,7 +151,9 @@ struct BlockDot<BlockQ4_0> {
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float& offset) {
     const float d = fp16_at(block);
-    acc = __builtin_convertvector(dot_u6(nibbles32(block + 2), load32_i8(x)), v8f) * (d * dx) + acc;
+    acc = __builtin_convertvector(dot_u6(nibbles32(block + BlockQ4_0::kQs), load32_i8(x)), v8f) *
+              (d * dx) +
+          acc;
     offset -= 8.0f * d * sums32[0];
   }
 };
@@ -161,11 +163,11 @@ template <bool kHasMin>
 struct BlockDot<BlockQ5<kHasMin>> {
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float& offset) {
-    constexpr int kQh = kHasMin ? 4 : 2;
+    using Block = BlockQ5<kHasMin>;
     const float d = fp16_at(block);
-    const v32u8 q = nibbles32(block + kQh + 4) | fifth_bits32(block + kQh);
+    const v32u8 q = nibbles32(block + Block::kQs) | fifth_bits32(block + Block::kQh);
     acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * (d * dx) + acc;
-    offset += (kHasMin ? fp16_at(block + 2) : -16.0f * d) * sums32[0];
+    offset += (kHasMin ? fp16_at(block + Block::kM) : -16.0f * d) * sums32[0];
   }
 };
 
@@ -173,17 +175,18 @@ template <>
 struct BlockDot<BlockQ4_1> {
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float& offset) {
-    acc = __builtin_convertvector(dot_u6(nibbles32(block + 4), load32_i8(x)), v8f) *
+    acc = __builtin_convertvector(dot_u6(nibbles32(block + BlockQ4_1::kQs), load32_i8(x)), v8f) *
               (fp16_at(block) * dx) +
           acc;
-    offset += fp16_at(block + 2) * sums32[0];
+    offset += fp16_at(block + BlockQ4_1::kM) * sums32[0];
   }
 };
 
 template <>
 struct BlockDot<BlockQ8_0> {
   static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
-    const v8i p = dot_i8(load32_i8(reinterpret_cast<const int8_t*>(block + 2)), load32_i8(x));
+    const v8i p =
+        dot_i8(load32_i8(reinterpret_cast<const int8_t*>(block + BlockQ8_0::kQs)), load32_i8(x));
     acc = __builtin_convertvector(p, v8f) * (fp16_at(block) * dx) + acc;
   }
 };
@@ -214,7 +217,7 @@ struct BlockDot<BlockQ45_K<kFifthBit>> {
     v8f sums;
     std::memcpy(&sums, sums32, sizeof(sums));
     acc = __builtin_convertvector(products, v8f) * (fp16_at(block) * dx) + acc;
-    acc = __builtin_convertvector(mins, v8f) * sums * -fp16_at(block + 2) + acc;
+    acc = __builtin_convertvector(mins, v8f) * sums * -fp16_at(block + Block::kDmin) + acc;
   }
 };
 
@@ -235,13 +238,13 @@ template <>
 struct BlockDot<BlockQ6_K> {
   static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
     v16i8 packed;
-    std::memcpy(&packed, block + 192, sizeof(packed));
+    std::memcpy(&packed, block + BlockQ6_K::kScales, sizeof(packed));
     const auto scales = __builtin_convertvector(packed, v16i16);
     v8i products{};
     for (int half = 0; half < 2; ++half) {
       const v32u8 low0 = load32_u8(block + 64 * half);
       const v32u8 low1 = load32_u8(block + 64 * half + 32);
-      const v32u8 high = load32_u8(block + 128 + 32 * half);
+      const v32u8 high = load32_u8(block + BlockQ6_K::kQh + 32 * half);
       const v32u8 nibbles[4] = {low0 & 15, low1 & 15, low0 >> 4, low1 >> 4};
       for (int run = 0; run < 4; ++run) {
         const int k = 8 * half + 2 * run;
@@ -254,7 +257,7 @@ struct BlockDot<BlockQ6_K> {
                                   load32_i8(x + 128 * half + 32 * run), scale);
       }
     }
-    acc = __builtin_convertvector(products, v8f) * (fp16_at(block + 208) * dx) + acc;
+    acc = __builtin_convertvector(products, v8f) * (fp16_at(block + BlockQ6_K::kD) * dx) + acc;
   }
 };
 
