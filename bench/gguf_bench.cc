@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gguf/quants.h"
+#include "compute/quant_types.h"
 #include "gguf/random_tensor.h"
 #include "gguf/reader.h"
 #include "model/config.h"
@@ -26,7 +26,7 @@ void BM_Dequantize(benchmark::State& state, GgmlType type) {
   std::vector<float> out(kRowElems);
   for (auto _ : state) {
     for (int64_t r = 0; r < kRows; ++r) {
-      eventkv::gguf::dequantize_row(type, bytes.data() + r * row_bytes, out.data(), kRowElems);
+      eventkv::compute::dequantize_row(type, bytes.data() + r * row_bytes, out.data(), kRowElems);
       benchmark::DoNotOptimize(out.data());
     }
   }

@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "gguf/quants.h"
+#include "compute/quant_types.h"
 #include "gguf/reader.h"
 #include "model/config.h"
 #include "util/error.h"
@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           tensor.ne[0] > (int64_t{1} << 20))
         continue;
       std::vector<float> row(static_cast<size_t>(tensor.ne[0]));
-      eventkv::gguf::dequantize_row(tensor.type, tensor.row(0), row.data(), tensor.ne[0]);
+      eventkv::compute::dequantize_row(tensor.type, tensor.row(0), row.data(), tensor.ne[0]);
     }
     (void)eventkv::model::config_from_gguf(file);
   } catch (const eventkv::Error&) {

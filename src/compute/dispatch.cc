@@ -141,4 +141,12 @@ void dot_rows_q8(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int6
   kernels().dot_rows_q8(type, row, row_bytes, n_rows, x, out);
 }
 
+const QuantType* find_quant_type(gguf::GgmlType type) {
+  return kernels().find_quant_type(type);
+}
+
+void dequantize_row(gguf::GgmlType type, const uint8_t* src, float* dst, int64_t n) {
+  kernels().dequantize_row(type, src, dst, n);
+}
+
 }  // namespace eventkv::compute

@@ -17,6 +17,7 @@
 #include "compute/matmul.h"
 #include "compute/quant_dot.h"
 #include "compute/quant_dot_q8.h"
+#include "compute/quant_types.h"
 
 namespace eventkv::compute {
 
@@ -31,6 +32,8 @@ struct Kernels {
   decltype(&compute::dot_rows) dot_rows;
   decltype(&compute::q8_block_elems) q8_block_elems;
   decltype(&compute::dot_rows_q8) dot_rows_q8;
+  decltype(&compute::find_quant_type) find_quant_type;
+  decltype(&compute::dequantize_row) dequantize_row;
 };
 
 // The variant every call uses: the environment's EVENTKV_ISA when set (an

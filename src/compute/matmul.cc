@@ -6,9 +6,9 @@
 #include "compute/activation_q8.h"
 #include "compute/quant_dot.h"
 #include "compute/quant_dot_q8.h"
+#include "compute/quant_types.h"
 #include "compute/simd.h"
 #include "compute/vec_ops.h"
-#include "gguf/quants.h"
 #include "util/aligned_vector.h"
 #include "util/error.h"
 
@@ -200,7 +200,7 @@ void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, Thr
 
 void dequantize_weight_row(const WeightView& w, int64_t row, float* out) {
   if (row < 0 || row >= w.n_out) fail("weight row ", row, " out of range ", w.n_out);
-  gguf::dequantize_row(w.type, w.data + row * w.row_bytes, out, w.n_in);
+  dequantize_row(w.type, w.data + row * w.row_bytes, out, w.n_in);
 }
 
 }  // namespace eventkv::compute

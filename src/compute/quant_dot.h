@@ -17,7 +17,8 @@ namespace eventkv::compute {
 std::vector<float> block_sums32(const float* x, int64_t n);
 
 // out[r] = sum_i W[r, i] * x[i] for n_rows consecutive rows (row_bytes apart)
-// of `n` elements of `type`; xsum32 from block_sums32(x, n).
+// of `n` elements of `type`; xsum32 from block_sums32(x, n). Types without a
+// fused kernel (compute/quant_types.h) dequantize 256 values at a time.
 void dot_rows(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows,
               const float* x, const float* xsum32, int64_t n, float* out);
 

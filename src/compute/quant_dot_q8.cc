@@ -6,6 +6,7 @@
 #include <immintrin.h>
 #endif
 
+#include "compute/quant_blocks.h"
 #include "compute/simd.h"
 #include "util/error.h"
 #include "util/half.h"
@@ -138,87 +139,70 @@ v32u8 fifth_bits32(const uint8_t* qh_bytes) {
 #endif
 }
 
-// Each block type adds one weight block times one activation block: the
-// integer products, scaled by the block's d times the activations' dx, into
-// a vector accumulator, and a per-block offset or min (which multiplies the
-// sum of the activation quants) into a scalar one. kElems is the block length.
-struct Q4_0Block {
-  static constexpr int kElems = 32;
-  static constexpr int kBytes = 18;
+// BlockDot<Block>::add adds one weight block times one activation block:
+// the integer products, scaled by the block's d times the activations' dx,
+// into a vector accumulator, and a per-block offset or min (which multiplies
+// the sum of the activation quants) into a scalar one.
+template <typename Block>
+struct BlockDot;
+
+template <>
+struct BlockDot<BlockQ4_0> {
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float& offset) {
     const float d = fp16_at(block);
-    acc = __builtin_convertvector(dot_u6(nibbles32(block + 2), load32_i8(x)), v8f) * (d * dx) + acc;
+    acc = __builtin_convertvector(dot_u6(nibbles32(block + BlockQ4_0::kQs), load32_i8(x)), v8f) *
+              (d * dx) +
+          acc;
     offset -= 8.0f * d * sums32[0];
   }
 };
 
 // Q5_0 (kHasMin false: q - 16 times d) and Q5_1 (q times d plus a min).
 template <bool kHasMin>
-struct Q5Block {
-  static constexpr int kElems = 32;
-  static constexpr int kBytes = kHasMin ? 24 : 22;
+struct BlockDot<BlockQ5<kHasMin>> {
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float& offset) {
-    constexpr int kQh = kHasMin ? 4 : 2;
+    using Block = BlockQ5<kHasMin>;
     const float d = fp16_at(block);
-    const v32u8 q = nibbles32(block + kQh + 4) | fifth_bits32(block + kQh);
+    const v32u8 q = nibbles32(block + Block::kQs) | fifth_bits32(block + Block::kQh);
     acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * (d * dx) + acc;
-    offset += (kHasMin ? fp16_at(block + 2) : -16.0f * d) * sums32[0];
+    offset += (kHasMin ? fp16_at(block + Block::kM) : -16.0f * d) * sums32[0];
   }
 };
 
-struct Q4_1Block {
-  static constexpr int kElems = 32;
-  static constexpr int kBytes = 20;
+template <>
+struct BlockDot<BlockQ4_1> {
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float& offset) {
-    acc = __builtin_convertvector(dot_u6(nibbles32(block + 4), load32_i8(x)), v8f) *
+    acc = __builtin_convertvector(dot_u6(nibbles32(block + BlockQ4_1::kQs), load32_i8(x)), v8f) *
               (fp16_at(block) * dx) +
           acc;
-    offset += fp16_at(block + 2) * sums32[0];
+    offset += fp16_at(block + BlockQ4_1::kM) * sums32[0];
   }
 };
 
-struct Q8_0Block {
-  static constexpr int kElems = 32;
-  static constexpr int kBytes = 34;
+template <>
+struct BlockDot<BlockQ8_0> {
   static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
-    const v8i p = dot_i8(load32_i8(reinterpret_cast<const int8_t*>(block + 2)), load32_i8(x));
+    const v8i p =
+        dot_i8(load32_i8(reinterpret_cast<const int8_t*>(block + BlockQ8_0::kQs)), load32_i8(x));
     acc = __builtin_convertvector(p, v8f) * (fp16_at(block) * dx) + acc;
   }
 };
 
-// The eight 6-bit scales (bytes 0..7) and mins (bytes 8..15) of a Q4_K/Q5_K
-// block from their 12 packed bytes, four at a time in 32-bit words (ggml's
-// layout: the low 6 bits of bytes 0..7 hold scales and mins 0..3, bytes 8..11
-// the low 4 bits of 4..7, whose top 2 bits sit in bytes 0..7's top bits).
-void unpack_k4_scales(const uint8_t* packed, uint8_t* out) {
-  constexpr uint32_t kLow6 = 0x3F3F3F3F;
-  constexpr uint32_t kLow4 = 0x0F0F0F0F;
-  constexpr uint32_t kLow2 = 0x03030303;
-  uint32_t w[3];
-  std::memcpy(w, packed, sizeof(w));
-  const uint32_t words[4] = {w[0] & kLow6, (w[2] & kLow4) | (((w[0] >> 6) & kLow2) << 4),
-                             w[1] & kLow6, ((w[2] >> 4) & kLow4) | (((w[1] >> 6) & kLow2) << 4)};
-  std::memcpy(out, words, sizeof(words));
-}
-
-// Q4_K and Q5_K: four chunks of 64 weights, each 32 bytes whose low nibbles
-// are the first 32 weights (sub-block 2c) and high nibbles the next 32
-// (2c + 1); Q5_K adds bits 2c and 2c + 1 of qh[l] as the fifth bit. The 6-bit
-// sub-block scales multiply in integers, so d applies once a block; the mins
-// times the activation sums go into the same accumulator, times -dmin.
+// Q4_K and Q5_K (layout in compute/quant_blocks.h): the 6-bit sub-block
+// scales multiply in integers, so d applies once a block; the mins times the
+// activation sums go into the same accumulator, times -dmin.
 template <bool kFifthBit>
-struct Q45_KBlock {
-  static constexpr int kElems = 256;
-  static constexpr int kBytes = kFifthBit ? 176 : 144;
+struct BlockDot<BlockQ45_K<kFifthBit>> {
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float&) {
+    using Block = BlockQ45_K<kFifthBit>;
     uint8_t scales_mins[16];
-    unpack_k4_scales(block + 4, scales_mins);
-    const uint8_t* qs = block + (kFifthBit ? 48 : 16);
-    const v32u8 qh = kFifthBit ? load32_u8(block + 16) : v32u8{};
+    unpack_k4_scales(block + Block::kScales, scales_mins);
+    const uint8_t* qs = block + Block::kQs;
+    const v32u8 qh = kFifthBit ? load32_u8(block + Block::kQh) : v32u8{};
     v8i products{};
     for (int c = 0; c < 4; ++c) {
       const v32u8 q = load32_u8(qs + 32 * c);
@@ -233,7 +217,7 @@ struct Q45_KBlock {
     v8f sums;
     std::memcpy(&sums, sums32, sizeof(sums));
     acc = __builtin_convertvector(products, v8f) * (fp16_at(block) * dx) + acc;
-    acc = __builtin_convertvector(mins, v8f) * sums * -fp16_at(block + 2) + acc;
+    acc = __builtin_convertvector(mins, v8f) * sums * -fp16_at(block + Block::kDmin) + acc;
   }
 };
 
@@ -250,18 +234,17 @@ v32u8 q6_high_bits(v32u8 qh, int run) {
 // nibbles of ql[32 (r % 2) ..] and bits 2r of qh, minus 32; one int8 scale per
 // 16 weights, scales[8 half + 2 r] for the first 16 of run r, the next one for
 // the rest.
-struct Q6_KBlock {
-  static constexpr int kElems = 256;
-  static constexpr int kBytes = 210;
+template <>
+struct BlockDot<BlockQ6_K> {
   static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
     v16i8 packed;
-    std::memcpy(&packed, block + 192, sizeof(packed));
+    std::memcpy(&packed, block + BlockQ6_K::kScales, sizeof(packed));
     const auto scales = __builtin_convertvector(packed, v16i16);
     v8i products{};
     for (int half = 0; half < 2; ++half) {
       const v32u8 low0 = load32_u8(block + 64 * half);
       const v32u8 low1 = load32_u8(block + 64 * half + 32);
-      const v32u8 high = load32_u8(block + 128 + 32 * half);
+      const v32u8 high = load32_u8(block + BlockQ6_K::kQh + 32 * half);
       const v32u8 nibbles[4] = {low0 & 15, low1 & 15, low0 >> 4, low1 >> 4};
       for (int run = 0; run < 4; ++run) {
         const int k = 8 * half + 2 * run;
@@ -274,16 +257,18 @@ struct Q6_KBlock {
                                   load32_i8(x + 128 * half + 32 * run), scale);
       }
     }
-    acc = __builtin_convertvector(products, v8f) * (fp16_at(block + 208) * dx) + acc;
+    acc = __builtin_convertvector(products, v8f) * (fp16_at(block + BlockQ6_K::kD) * dx) + acc;
   }
 };
+
+}  // namespace
 
 // One row at a time: unlike the f32 kernels, fusing rows to share the
 // activation loads measured slower (2 rows 20%, 4 rows 40% on Q4_K), as the
 // accumulators no longer fit in registers and the rows' loads interleave.
 template <typename Block>
-void dot_rows_block(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Activations& x,
-                    float* out) {
+void dot_rows_int8(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Activations& x,
+                   float* out) {
   if (x.block != Block::kElems)
     fail("dot_rows_q8: activations in blocks of ", x.block, ", the weights need ", Block::kElems);
   const auto n_blocks = static_cast<int64_t>(x.d.size());
@@ -291,54 +276,23 @@ void dot_rows_block(const uint8_t* row, size_t row_bytes, int64_t n_rows, const 
     v8f acc{};
     float offset = 0.0f;
     for (int64_t b = 0; b < n_blocks; ++b) {
-      Block::add(row + b * Block::kBytes, x.q.data() + b * Block::kElems, x.d[b],
-                 x.sums32.data() + b * (Block::kElems / 32), acc, offset);
+      BlockDot<Block>::add(row + b * Block::kBytes, x.q.data() + b * Block::kElems, x.d[b],
+                           x.sums32.data() + b * (Block::kElems / 32), acc, offset);
     }
     out[r] = hsum8(acc) + offset;
   }
 }
 
-}  // namespace
-
-int64_t q8_block_elems(gguf::GgmlType type) {
-  switch (type) {
-    case gguf::GgmlType::kQ4_0:
-    case gguf::GgmlType::kQ4_1:
-    case gguf::GgmlType::kQ5_0:
-    case gguf::GgmlType::kQ5_1:
-    case gguf::GgmlType::kQ8_0:
-      return 32;
-    case gguf::GgmlType::kQ4_K:
-    case gguf::GgmlType::kQ5_K:
-    case gguf::GgmlType::kQ6_K:
-      return 256;
-    default:
-      return 0;
-  }
-}
-
-void dot_rows_q8(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows,
-                 const Q8Activations& x, float* out) {
-  switch (type) {
-    case gguf::GgmlType::kQ4_0:
-      return dot_rows_block<Q4_0Block>(row, row_bytes, n_rows, x, out);
-    case gguf::GgmlType::kQ4_1:
-      return dot_rows_block<Q4_1Block>(row, row_bytes, n_rows, x, out);
-    case gguf::GgmlType::kQ5_0:
-      return dot_rows_block<Q5Block<false>>(row, row_bytes, n_rows, x, out);
-    case gguf::GgmlType::kQ5_1:
-      return dot_rows_block<Q5Block<true>>(row, row_bytes, n_rows, x, out);
-    case gguf::GgmlType::kQ8_0:
-      return dot_rows_block<Q8_0Block>(row, row_bytes, n_rows, x, out);
-    case gguf::GgmlType::kQ4_K:
-      return dot_rows_block<Q45_KBlock<false>>(row, row_bytes, n_rows, x, out);
-    case gguf::GgmlType::kQ5_K:
-      return dot_rows_block<Q45_KBlock<true>>(row, row_bytes, n_rows, x, out);
-    case gguf::GgmlType::kQ6_K:
-      return dot_rows_block<Q6_KBlock>(row, row_bytes, n_rows, x, out);
-    default:
-      fail("dot_rows_q8: no integer kernel for ", gguf::type_name(type));
-  }
-}
+#define EVENTKV_DOT_ROWS_INT8(Block) \
+  template void dot_rows_int8<Block>(const uint8_t*, size_t, int64_t, const Q8Activations&, float*)
+EVENTKV_DOT_ROWS_INT8(BlockQ4_0);
+EVENTKV_DOT_ROWS_INT8(BlockQ4_1);
+EVENTKV_DOT_ROWS_INT8(BlockQ5_0);
+EVENTKV_DOT_ROWS_INT8(BlockQ5_1);
+EVENTKV_DOT_ROWS_INT8(BlockQ8_0);
+EVENTKV_DOT_ROWS_INT8(BlockQ4_K);
+EVENTKV_DOT_ROWS_INT8(BlockQ5_K);
+EVENTKV_DOT_ROWS_INT8(BlockQ6_K);
+#undef EVENTKV_DOT_ROWS_INT8
 
 }  // namespace eventkv::compute

@@ -15,9 +15,9 @@
 
 namespace eventkv::compute {
 
-// The activation block length the integer kernel of `type` needs: 32 for
-// Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, 256 for Q4_K, Q5_K and Q6_K, 0 for types
-// without one (they keep the f32 path).
+// The activation block length the integer kernel of `type` needs (its
+// q8_block in compute/quant_types.h: 32 or 256), 0 for types without one
+// (they keep the f32 path).
 int64_t q8_block_elems(gguf::GgmlType type);
 
 // out[r] = sum_i W[r, i] * x[i] for n_rows consecutive rows (row_bytes

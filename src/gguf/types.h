@@ -46,7 +46,7 @@ struct TypeTraits {
   std::string_view name;
   int64_t block_elems;  // elements per block along ne[0]
   int64_t block_bytes;  // bytes per block
-  bool dequantizable;   // eventkv can turn rows of this type into f32
+  bool dequantizable;   // compute/quant_types.h has it (a test keeps the two equal)
 };
 
 // Traits of a known type id, or nullopt for an id ggml does not define.

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "gguf/quants.h"
+#include "compute/quant_types.h"
 #include "util/error.h"
 
 namespace eventkv::model {
@@ -31,7 +31,7 @@ class TensorLoader {
     }
     require_computable(t);
     std::vector<float> values(static_cast<size_t>(n));
-    gguf::dequantize_row(t.type, t.data, values.data(), n);
+    compute::dequantize_row(t.type, t.data, values.data(), n);
     return values;
   }
 
@@ -88,8 +88,8 @@ void dequantize_panel(const WeightView& w, int64_t row0, int64_t k0, int64_t len
   const size_t offset = static_cast<size_t>(k0 / traits.block_elems * traits.block_bytes);
   const int64_t rows = std::min(kPanelRows, w.n_out - row0);
   for (int64_t r = 0; r < rows; ++r) {
-    gguf::dequantize_row(w.type, w.data + (row0 + r) * w.row_bytes + offset, scratch + r * len,
-                         len);
+    compute::dequantize_row(w.type, w.data + (row0 + r) * w.row_bytes + offset, scratch + r * len,
+                            len);
   }
   std::fill(scratch + rows * len, scratch + kPanelRows * len, 0.0f);
   for (int64_t k = 0; k < len; ++k) {

@@ -13,7 +13,7 @@
 #include "compute/activation_q8.h"
 #include "compute/quant_dot.h"
 #include "compute/quant_dot_q8.h"
-#include "gguf/quants.h"
+#include "compute/quant_types.h"
 #include "gguf/random_tensor.h"
 #include "util/error.h"
 #include "util/rng.h"
@@ -106,7 +106,7 @@ TEST_P(Int8Kernel, IsExactOnTheQuantizedActivationsAndBoundedAgainstF32) {
     dot_rows(type, weights.data(), row_bytes, kRows, x.data(), xsums.data(), kElems, f32);
     std::vector<float> w(static_cast<size_t>(kElems));
     for (int64_t r = 0; r < kRows; ++r) {
-      gguf::dequantize_row(type, weights.data() + r * row_bytes, w.data(), kElems);
+      dequantize_row(type, weights.data() + r * row_bytes, w.data(), kElems);
       double reference = 0.0;
       double magnitude = 0.0;  // sum |w x|, the scale of the rounding errors
       double rounding = 0.0;   // sum |w| d / 2, the most rounding x can move the product

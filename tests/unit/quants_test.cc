@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "gguf/quants.h"
+#include "compute/quant_types.h"
 #include "gguf/random_tensor.h"
 #include "gguf/reader.h"
 #include "model/test_model.h"
@@ -15,6 +15,7 @@
 namespace eventkv::gguf {
 namespace {
 
+using eventkv::compute::dequantize_row;
 using eventkv::testing::base64_floats;
 using eventkv::testing::load_fixture;
 using eventkv::testing::real_model_path;
@@ -88,6 +89,23 @@ TEST(Dequant, RandomBlocksAreFiniteAndBounded) {
     const double rms = std::sqrt(sum_sq / 512);
     EXPECT_GT(rms, 0.005) << type_name(type);
     EXPECT_LT(rms, 0.2) << type_name(type);
+  }
+}
+
+// The kernels' table (compute/quant_types.h) holds exactly the types gguf
+// marks dequantizable, with the file format's block geometry.
+TEST(QuantTypes, TableHoldsTheDequantizableTypes) {
+  for (uint32_t id = 0; id < 64; ++id) {
+    const auto traits = find_type_traits(id);
+    const compute::QuantType* q = compute::find_quant_type(static_cast<GgmlType>(id));
+    ASSERT_EQ(q != nullptr, traits && traits->dequantizable) << id;
+    if (q == nullptr) continue;
+    SCOPED_TRACE(traits->name);
+    EXPECT_EQ(q->type, static_cast<GgmlType>(id));
+    EXPECT_EQ(q->block_elems, traits->block_elems);
+    EXPECT_EQ(q->block_bytes, traits->block_bytes);
+    EXPECT_NE(q->dequantize, nullptr);
+    EXPECT_EQ(q->q8_block, q->dot_q8 != nullptr ? q->block_elems : 0);
   }
 }
 
