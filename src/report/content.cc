@@ -197,6 +197,7 @@ const std::string_view kHowToReadFindings =
 
 Table findings_table(const std::vector<CellGroup>& groups) {
   Table table;
+  table.prose = true;
   table.header = {
       "model",  "experiment", "the paper", "cells carrying the value", "best cell (sparse-global)",
       "verdict"};

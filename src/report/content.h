@@ -18,6 +18,7 @@ struct Table {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
   std::vector<bool> flagged;  // per row: an invalid result or an incomplete run, shown loudly
+  bool prose = false;         // cells are sentences: they wrap, so the table fits the page
 };
 
 // The short guides at the top of the report and of the landing section.

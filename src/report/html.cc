@@ -25,6 +25,7 @@ table { border-collapse: collapse; font-size: 13px; margin: 8px 0 18px; font-var
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
 td { white-space: nowrap; }
 td:nth-child(-n+2) { white-space: normal; }  /* names wrap, numbers do not */
+table.prose td { white-space: normal; min-width: 6em; }  /* sentences wrap: the verdict stays in view */
 th { background: #f3f3f3; }
 tbody tr:nth-child(even) { background: #fafafa; }
 tr.flagged td { background: #fde2e2; color: #8b0000; font-weight: bold; }
@@ -33,10 +34,20 @@ tr.flagged td { background: #fde2e2; color: #8b0000; font-weight: bold; }
 .alert ul { margin: 4px 0; padding-left: 20px; }
 details { margin: 4px 0 16px; }
 summary { cursor: pointer; color: #0072B2; }
+@media (max-width: 700px) {  /* phones: narrower margins and cells */
+  header, main { padding: 0 10px; }
+  h1 { font-size: 1.4em; }
+  nav a { display: inline-block; margin: 2px 12px 2px 0; }
+  table { font-size: 12px; }
+  th, td { padding: 2px 4px; }
+  table.prose td, table.prose th { min-width: 0; overflow-wrap: anywhere; }
+  table.prose td:last-child { min-width: 6.5em; overflow-wrap: normal; }  /* the verdict, whole */
+}
 )";
 
 void write_html_table(std::string& out, const Table& table) {
-  out += "<div class=\"table\"><table>\n<thead><tr>";
+  out += table.prose ? "<div class=\"table\"><table class=\"prose\">\n<thead><tr>"
+                     : "<div class=\"table\"><table>\n<thead><tr>";
   for (const std::string& cell : table.header) out += "<th>" + escape_xml(cell) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
   for (size_t r = 0; r < table.rows.size(); ++r) {

@@ -2,7 +2,11 @@
 # Loads the sample report in headless Chromium, as a reader's browser would:
 # the page must render to its end, keep every chart, and log nothing to the
 # console (it has no scripts, so any console line is a blocked load or an
-# error). Leaves report.png, a screenshot of the page's top, in OUT_DIR.
+# error). The findings table ("What reproduced") must fit a 1280-px window
+# and a 390-px phone, its verdict column in view without scrolling: a test
+# page frames the report at both widths and measures it. Leaves report.png
+# (1100 px), report-1280.png and report-phone.png, screenshots of the page's
+# top, in OUT_DIR.
 #   chromium_check.sh RENDER_SAMPLE OUT_DIR
 # Exits 77 (ctest: skipped) when Chromium is not installed.
 set -u
@@ -16,7 +20,7 @@ if [ -z "$chromium" ]; then
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)  # Chromium wants absolute file:// URLs
-rm -f "$out"/*.log "$out/report.png"
+rm -f "$out"/*.log "$out"/*.png
 page="$out/report.html"
 "$render_sample" "$page" || { echo "FAIL: render_sample could not write $page"; exit 1; }
 
@@ -43,7 +47,41 @@ load "$url" "$out/chromium-dom.log" --dump-dom >"$out/dom.html" || { echo "FAIL:
 load "$url" "$out/chromium-screenshot.log" --window-size=1100,3000 "--screenshot=$out/report.png" >/dev/null ||
   { echo "FAIL: Chromium could not take a screenshot"; exit 1; }
 
+for shot in 1280,report-1280 390,report-phone; do
+  load "$url" "$out/chromium-${shot#*,}.log" --window-size="${shot%,*},3000" "--screenshot=$out/${shot#*,}.png" \
+    >/dev/null || { echo "FAIL: Chromium could not take the ${shot#*,} screenshot"; exit 1; }
+done
+
+# The layout check: the report framed at both widths, measured by a script of
+# the test page (the report itself has none).
+cat >"$out/layout.html" <<'HTML'
+<!DOCTYPE html><html><body>
+<iframe id="wide" src="report.html" style="width:1280px;height:900px;border:0"></iframe>
+<iframe id="phone" src="report.html" style="width:390px;height:900px;border:0"></iframe>
+<script>
+function measure(id) {
+  const doc = document.getElementById(id).contentDocument;
+  const box = doc.querySelector("section#findings .table");
+  if (!box) return id + ":no-findings-table";
+  const verdict = box.querySelector("tbody tr td:last-child");
+  const inView = verdict.getBoundingClientRect().right <= doc.documentElement.clientWidth;
+  const scrolls = box.scrollWidth > box.clientWidth;
+  return id + ":" + (inView && !scrolls ? "fits" : "overflows") + "(" + box.scrollWidth + "/" +
+         box.clientWidth + ")";
+}
+window.onload = () => {
+  document.body.setAttribute("data-layout", measure("wide") + " " + measure("phone"));
+};
+</script></body></html>
+HTML
+layout=$(load "file://$out/layout.html" "$out/layout.log" --allow-file-access-from-files \
+  --virtual-time-budget=10000 --dump-dom | grep -o 'data-layout="[^"]*"')
+
 failures=0
+if [ "$layout" != "${layout//overflows/}" ] || [ "$(grep -o fits <<<"$layout" | wc -l)" -ne 2 ]; then
+  echo "FAIL: the findings table does not fit at 1280 px and on a phone: ${layout:-no measurement}"
+  failures=$((failures + 1))
+fi
 console=$(grep -h "CONSOLE" "$out"/chromium-*.log)
 console_lines=$(printf '%s' "$console" | grep -c . || true)
 if [ "$console_lines" -ne 0 ]; then
@@ -66,4 +104,4 @@ if [ ! -s "$out/report.png" ]; then
   failures=$((failures + 1))
 fi
 [ "$failures" -eq 0 ] || exit 1
-echo "ok: rendered in Chromium with 0 console messages and $rendered of $written charts; screenshot $out/report.png"
+echo "ok: rendered in Chromium with 0 console messages and $rendered of $written charts; findings table $layout; screenshots in $out"
