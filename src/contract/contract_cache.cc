@@ -183,6 +183,13 @@ void ContractCache::close_reply(const std::string& content, std::optional<int32_
   open_reply_.clear();
 }
 
+void ContractCache::reposition() {
+  if (options_.verify) fail("reposition: not while verified forgetting is proved");
+  if (!open_reply_.empty()) fail("reposition: reply '", open_reply_, "' is being generated");
+  kv_.reposition();
+  operations_.push_back({{}, {}, false, false, true});
+}
+
 std::vector<Decision> ContractCache::forget(std::span<const std::string> ids) {
   check_evictable(ids);
   for (const std::string& id : ids) {
@@ -554,6 +561,10 @@ ContractCache ContractCache::replay(
   const size_t first_operation = other.start_from_pristine(*this) ? pristine_operations_ : 0;
   for (size_t o = first_operation; o < operations_.size(); ++o) {
     const Operation& op = operations_[o];
+    if (op.reposition) {
+      other.reposition();
+      continue;
+    }
     if (op.rendered) {
       other.append_rendered(op.append.front(), exact_tokens_.at(op.append.front().event.id));
       continue;

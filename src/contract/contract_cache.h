@@ -106,6 +106,12 @@ class ContractCache {
                                                         std::span<const int32_t> tokens);
   void close_reply(const std::string& content, std::optional<int32_t> pending);
 
+  // Moves the retained rows to positions 0, 1, 2, ... (kv::EventKV::
+  // reposition), so a history under a budget can go on past the context.
+  // Refused with verify: the proofs compare with a computation at the
+  // original positions.
+  void reposition();
+
   // Evicts the events with the forget policy, whatever they were appended
   // with (verified forgetting on request); returns the decisions.
   std::vector<Decision> forget(std::span<const std::string> ids);
@@ -153,8 +159,9 @@ class ContractCache {
   struct Operation {
     std::vector<AgentEvent> append;
     std::vector<std::string> evict;
-    bool forget = false;    // evicted by forget(): with the forget policy
-    bool rendered = false;  // one event appended with its exact tokens (a reply)
+    bool forget = false;      // evicted by forget(): with the forget policy
+    bool rendered = false;    // one event appended with its exact tokens (a reply)
+    bool reposition = false;  // the retained rows moved to positions 0, 1, 2, ...
   };
 
   void check_new_id(std::string_view id) const;

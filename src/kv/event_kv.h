@@ -135,6 +135,8 @@ class EventKV {
   const std::vector<EventState>& events() const { return events_; }
   const EventState& event(std::string_view id) const;  // throws when unknown
   int32_t n_slots() const { return static_cast<int32_t>(slots_.size()); }
+  // The position the next appended token takes.
+  int32_t next_position() const { return last_position() + 1; }
   int32_t position_of(int32_t slot) const { return slots_[static_cast<size_t>(slot)].position; }
   int32_t cell_of(int32_t slot) const { return slots_[static_cast<size_t>(slot)].cell; }
   int64_t retained_rows() const;

@@ -111,6 +111,8 @@ void Session::apply(const json& record) {
     forget(ids_of(record.at("ids")));
   } else if (op == "reset") {
     reset();
+  } else if (op == "reposition") {
+    cache_->reposition();
   } else {
     fail(where, ": unknown operation '", op, "'");
   }
@@ -140,11 +142,19 @@ void Session::count(const std::vector<Decision>& decisions, int64_t events_befor
     m.records += contract::ContractCache::is_record(events[e].id) ? 1 : 0;
 }
 
-void Session::check_room(int64_t tokens) const {
-  if (positions() + tokens > context_.context) {
-    api_fail(413, "session '", settings_.id, "' would reach ", positions() + tokens,
-             " positions, past the context of ", context_.context);
+// Past the context, the retained rows move to positions 0, 1, 2, ... (a
+// session under a budget goes on); refused when even they do not fit.
+void Session::make_room(int64_t tokens) {
+  if (positions() + tokens <= context_.context) return;
+  const int64_t retained = cache_->kv().retained_rows();
+  if (!context_.contract.verify && retained + tokens <= context_.context &&
+      retained < positions()) {
+    cache_->reposition();
+    write({{"op", "reposition"}});
+    return;
   }
+  api_fail(413, "session '", settings_.id, "' would reach ", positions() + tokens,
+           " positions, past the context of ", context_.context, " (", retained, " rows retained)");
 }
 
 // Fact keys are unique in a session; a carrier names a fact stated before it.
@@ -198,7 +208,7 @@ Session::Appended Session::append(std::vector<AgentEvent> events) {
     }
     tokens += n;
   }
-  check_room(tokens);
+  make_room(tokens);
   const auto start = std::chrono::steady_clock::now();
   const int64_t slots_before = positions();
   const auto events_before = static_cast<int64_t>(kv_events.size());
@@ -239,7 +249,7 @@ void Session::reset() {
 
 std::vector<float> Session::open_reply(const std::string& id) {
   const tokenizer::Tokenizer& tok = context_.engine->model().tokenizer();
-  check_room(static_cast<int64_t>(context_.format.generation_prompt(tok).size()) + 8);
+  make_room(static_cast<int64_t>(context_.format.generation_prompt(tok).size()) + 8);
   AgentEvent reply;
   reply.event = {id, "assistant", ""};
   reply.policy = settings_.policy;

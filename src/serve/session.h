@@ -73,8 +73,9 @@ class Session {
 
   // A fresh event id ("e<N>").
   std::string next_event_id() const;
-  // Positions used (every token ever appended keeps its position).
-  int64_t positions() const { return cache_->kv().n_slots(); }
+  // The position the next token takes: every token keeps its position
+  // until the retained rows are repositioned (see make_room).
+  int64_t positions() const { return cache_->kv().next_position(); }
   int64_t context() const { return context_.context; }
 
   nlohmann::json summary() const;
@@ -89,7 +90,7 @@ class Session {
   void write(const nlohmann::json& record);
   std::vector<contract::Decision> fit_budget();
   void count(const std::vector<contract::Decision>& decisions, int64_t events_before);
-  void check_room(int64_t tokens) const;
+  void make_room(int64_t tokens);
   void check_facts(const std::vector<contract::AgentEvent>& events) const;
 
   SessionContext context_;

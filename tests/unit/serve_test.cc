@@ -169,6 +169,35 @@ TEST_P(ServeTest, ForgettingBetweenRepliesIsProved) {
   EXPECT_EQ(contract::Keeping::kForgotten, cache.log().back().keeping);
 }
 
+// A session under a budget goes on past its context: the retained rows are
+// repositioned (journaled), and the restored session serves the same rows.
+TEST_P(ServeTest, BudgetedSessionGoesOnPastTheContext) {
+  const auto s = make_setup(GetParam());
+  const std::string path = ::testing::TempDir() + "/serve_long_session.log";
+  std::remove(path.c_str());
+  SessionContext context = s->context();
+  context.context = 160;
+  std::vector<float> rows;
+  {
+    Session session(context, {"long", "", 64, contract::Policy::kNone}, Journal(path));
+    for (int turn = 0; turn < 12; ++turn) {
+      session.append({user_event(str_cat("u", turn), str_cat("Turn ", turn, " says something."))});
+      const std::vector<float> logits = session.open_reply(str_cat("r", turn));
+      session.close_reply("ok", sampling::argmax(logits));
+      EXPECT_LE(session.positions(), 160) << "turn " << turn;
+    }
+    EXPECT_GT(session.cache().kv().n_slots(), 160);  // more tokens than the context held
+    rows = served_rows(session.cache().kv());
+  }
+  std::string warning;
+  const std::vector<json> records = read_journal(path, &warning);
+  const auto repositions = std::count_if(records.begin(), records.end(),
+                                         [](const json& r) { return r.at("op") == "reposition"; });
+  EXPECT_GE(repositions, 1);
+  const auto restored = Session::restore(context, records, Journal(path));
+  EXPECT_TRUE(bit_identical(rows, served_rows(restored->cache().kv())));
+}
+
 INSTANTIATE_TEST_SUITE_P(Archs, ServeTest,
                          ::testing::Values(model::Arch::kLlama, model::Arch::kQwen3,
                                            model::Arch::kGemma3),
