@@ -16,9 +16,9 @@
 namespace eventkv::compute {
 namespace {
 
-constexpr int64_t kElems = 512;  // two K-quant blocks, sixteen 32-blocks
-constexpr int64_t kRows = 7;
-constexpr double kTolerance = 1e-5;  // of sum |w x|
+constexpr int64_t kDotElems = 512;  // two K-quant blocks, sixteen 32-blocks
+constexpr int64_t kDotRows = 7;
+constexpr double kDotTolerance = 1e-5;  // of sum |w x|
 
 class QuantDot : public ::testing::TestWithParam<gguf::GgmlType> {};
 
@@ -26,27 +26,28 @@ TEST_P(QuantDot, MatchesDequantizeThenDot) {
   const gguf::GgmlType type = GetParam();
   const QuantType* q = find_quant_type(type);
   ASSERT_NE(q, nullptr);
-  const auto row_bytes = static_cast<size_t>(kElems / q->block_elems * q->block_bytes);
+  const auto row_bytes = static_cast<size_t>(kDotElems / q->block_elems * q->block_bytes);
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     SCOPED_TRACE(seed);
     Rng rng(seed);
-    const std::vector<uint8_t> weights = gguf::random_tensor_bytes(type, kElems, kRows, rng, 0.05f);
-    std::vector<float> x(static_cast<size_t>(kElems));
+    const std::vector<uint8_t> weights =
+        gguf::random_tensor_bytes(type, kDotElems, kDotRows, rng, 0.05f);
+    std::vector<float> x(static_cast<size_t>(kDotElems));
     for (float& v : x) v = static_cast<float>(rng.normal());
-    const std::vector<float> xsums = block_sums32(x.data(), kElems);
-    float out[kRows];
-    dot_rows(type, weights.data(), row_bytes, kRows, x.data(), xsums.data(), kElems, out);
-    std::vector<float> w(static_cast<size_t>(kElems));
-    for (int64_t r = 0; r < kRows; ++r) {
-      dequantize_row(type, weights.data() + r * row_bytes, w.data(), kElems);
+    const std::vector<float> xsums = block_sums32(x.data(), kDotElems);
+    float out[kDotRows];
+    dot_rows(type, weights.data(), row_bytes, kDotRows, x.data(), xsums.data(), kDotElems, out);
+    std::vector<float> w(static_cast<size_t>(kDotElems));
+    for (int64_t r = 0; r < kDotRows; ++r) {
+      dequantize_row(type, weights.data() + r * row_bytes, w.data(), kDotElems);
       double reference = 0.0;
       double magnitude = 0.0;
-      for (int64_t i = 0; i < kElems; ++i) {
+      for (int64_t i = 0; i < kDotElems; ++i) {
         reference += static_cast<double>(w[i]) * x[i];
         magnitude += std::abs(static_cast<double>(w[i]) * x[i]);
       }
       ASSERT_GT(magnitude, 0.0);
-      EXPECT_NEAR(out[r], reference, kTolerance * magnitude) << "row " << r;
+      EXPECT_NEAR(out[r], reference, kDotTolerance * magnitude) << "row " << r;
     }
   }
 }
