@@ -21,6 +21,14 @@ double log_prob(const float* logits, int64_t n_vocab, int32_t token) {
   return static_cast<double>(logits[token] - max_logit) - std::log(total);
 }
 
+// Throws Error "WHAT: token id T is outside the vocabulary".
+void check_vocabulary(std::span<const int32_t> tokens, int64_t n_vocab, std::string_view what) {
+  for (const int32_t token : tokens) {
+    if (token < 0 || token >= n_vocab)
+      fail(what, ": token id ", token, " is outside the vocabulary");
+  }
+}
+
 // [n, n_vocab] logits as n rows.
 std::vector<std::vector<float>> split_rows(const std::vector<float>& logits, size_t n) {
   std::vector<std::vector<float>> rows(n);
@@ -147,10 +155,7 @@ std::vector<std::vector<float>> EventKV::append_batched(
       if (histories[h]->event_index(e.id) >= 0 || !seen.insert(e.id).second)
         fail("duplicate event id '", e.id, "'");
       if (e.tokens.empty()) fail("event '", e.id, "' has no tokens");
-      for (const int32_t token : e.tokens) {
-        if (token < 0 || token >= engine.model().config().n_vocab)
-          fail("event '", e.id, "': token id ", token, " is outside the vocabulary");
-      }
+      check_vocabulary(e.tokens, engine.model().config().n_vocab, str_cat("event '", e.id, "'"));
       n_tokens += e.tokens.size();
     }
   }
@@ -211,10 +216,7 @@ std::vector<std::vector<float>> EventKV::extend_batched(
     if (history.events_.empty() || !history.events_.back().retained)
       fail("extend_batched: the last event is missing or evicted");
     if (tokens[h].empty()) fail("extend_batched: no tokens");
-    for (const int32_t token : tokens[h]) {
-      if (token < 0 || token >= engine.model().config().n_vocab)
-        fail("extend: token id ", token, " is outside the vocabulary");
-    }
+    check_vocabulary(tokens[h], engine.model().config().n_vocab, "extend");
     n_tokens += tokens[h].size();
   }
   if (static_cast<int64_t>(n_tokens) > arena.storage().capacity() - arena.cells_in_use())
@@ -488,12 +490,7 @@ std::vector<float> EventKV::run_queries(std::span<EventKV* const> histories,
     n_cells += candidate.size() - 1;
     sequences.push_back(&candidate);
   }
-  for (const auto* sequence : sequences) {
-    for (const int32_t token : *sequence) {
-      if (token < 0 || token >= n_vocab)
-        fail("query: token id ", token, " is outside the vocabulary");
-    }
-  }
+  for (const auto* sequence : sequences) check_vocabulary(*sequence, n_vocab, "query");
   for (const EventKV* history : histories) {
     if (history->arena_.get() != &arena || history->engine_.get() != &engine) {
       fail("query: batched histories must share one engine and one arena");
