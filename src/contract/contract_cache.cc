@@ -92,22 +92,25 @@ void ContractCache::check_new_id(std::string_view id) const {
   if (!open_reply_.empty()) fail("append: reply '", open_reply_, "' is still being generated");
 }
 
+std::vector<kv::EventTokens> ContractCache::render(std::span<const AgentEvent> events) const {
+  std::vector<events::Event> plain;
+  plain.reserve(events.size());
+  for (const AgentEvent& e : events) plain.push_back(e.event);
+  const tokenizer::Tokenizer& tok = engine_->model().tokenizer();
+  if (kv_.events().empty()) return events::render_events(format_, tok, plain);
+  std::vector<kv::EventTokens> tokens;
+  for (const events::Event& e : plain)
+    tokens.push_back({e.id, e.role, format_.render_message(tok, {e.role, e.content})});
+  return tokens;
+}
+
 void ContractCache::append(std::span<const AgentEvent> events) {
   std::set<std::string> ids;
   for (const AgentEvent& e : events) {
     check_new_id(e.event.id);
     if (!ids.insert(e.event.id).second) fail("append: event id '", e.event.id, "' is listed twice");
   }
-  std::vector<events::Event> plain;
-  for (const AgentEvent& e : events) plain.push_back(e.event);
-  const tokenizer::Tokenizer& tok = engine_->model().tokenizer();
-  std::vector<kv::EventTokens> tokens;
-  if (kv_.events().empty()) {
-    tokens = events::render_events(format_, tok, plain);
-  } else {
-    for (const events::Event& e : plain)
-      tokens.push_back({e.id, e.role, format_.render_message(tok, {e.role, e.content})});
-  }
+  std::vector<kv::EventTokens> tokens = render(events);
   for (kv::EventTokens& t : tokens) override_tokens(t);
   compute_appended(std::move(tokens));
   for (const AgentEvent& e : events) specs_.emplace(e.event.id, e);

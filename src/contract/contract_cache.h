@@ -89,6 +89,10 @@ class ContractCache {
   // call) and computes their rows globally. Throws Error on a duplicate id.
   void append(std::span<const AgentEvent> events);
 
+  // The events' tokens as append() renders them: the chat format's
+  // preamble first when the history is empty.
+  std::vector<kv::EventTokens> render(std::span<const AgentEvent> events) const;
+
   // Appends one event with these exact tokens (a restored reply: the tokens
   // as generated, which rendering its content may not give back).
   void append_rendered(const AgentEvent& event, std::vector<int32_t> tokens);

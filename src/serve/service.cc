@@ -219,7 +219,6 @@ std::vector<contract::AgentEvent> Service::parse_events(const Session& session,
                                                         const json& list) const {
   std::vector<contract::AgentEvent> events;
   std::set<std::string> ids;
-  size_t next = session.cache().kv().events().size();
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string at = "/events/" + std::to_string(i);
     if (!list[i].is_object())
@@ -227,11 +226,7 @@ std::vector<contract::AgentEvent> Service::parse_events(const Session& session,
     json event = list[i];
     // Defaults: a fresh id, the session's policy.
     if (!event.contains("id")) {
-      std::string id;
-      do {
-        id = str_cat("e", next++);
-      } while (session.cache().spec(id) != nullptr || ids.count(id) > 0);
-      event["id"] = id;
+      event["id"] = session.next_event_id(ids);
     }
     if (!event.contains("policy"))
       event["policy"] = contract::policy_name(session.settings().policy);

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <set>
 
-#include "events/render.h"
 #include "serve/api_error.h"
 #include "util/json_fields.h"
 
@@ -104,7 +103,8 @@ void Session::apply(const json& record) {
     const AgentEvent event =
         contract::parse_agent_event(JsonFields(record.at("event"), "/event", where));
     cache_->append_rendered(event, record.at("tokens").get<std::vector<int32_t>>());
-    count(fit_budget(), 0);
+    const auto before = static_cast<int64_t>(cache_->kv().events().size());
+    count(fit_budget(), before);
   } else if (op == "evict") {
     evict(ids_of(record.at("ids")));
   } else if (op == "forget") {
@@ -186,21 +186,10 @@ Session::Appended Session::append(std::vector<AgentEvent> events) {
              " events, more than --max-events ", context_.max_events);
   }
   check_facts(events);
-  // Rendered as the cache will render them (the preamble first, when the
-  // history is empty), to refuse what does not fit before computing.
-  std::vector<events::Event> plain;
-  plain.reserve(events.size());
-  for (const AgentEvent& e : events) plain.push_back(e.event);
-  const tokenizer::Tokenizer& tok = context_.engine->model().tokenizer();
-  std::vector<kv::EventTokens> rendered;
-  if (kv_events.empty()) {
-    rendered = events::render_events(context_.format, tok, plain);
-  } else {
-    for (const events::Event& e : plain)
-      rendered.push_back({e.id, e.role, context_.format.render_message(tok, {e.role, e.content})});
-  }
+  // Rendered as the cache will render them, to refuse what does not fit
+  // before computing.
   int64_t tokens = 0;
-  for (const kv::EventTokens& e : rendered) {
+  for (const kv::EventTokens& e : cache_->render(events)) {
     const auto n = static_cast<int64_t>(e.tokens.size());
     if (n > context_.max_event_tokens) {
       api_fail(413, "event '", e.id, "' has ", n, " tokens, more than --max-event-tokens ",
@@ -274,11 +263,11 @@ std::vector<Decision> Session::close_reply(const std::string& text,
   return decisions;
 }
 
-std::string Session::next_event_id() const {
+std::string Session::next_event_id(const std::set<std::string>& taken) const {
   size_t n = cache_->kv().events().size();
   while (true) {
     std::string id = str_cat("e", n++);
-    if (cache_->spec(id) == nullptr) return id;
+    if (cache_->spec(id) == nullptr && taken.count(id) == 0) return id;
   }
 }
 

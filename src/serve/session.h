@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,8 +72,8 @@ class Session {
   std::vector<contract::Decision> close_reply(const std::string& text,
                                               std::optional<int32_t> pending);
 
-  // A fresh event id ("e<N>").
-  std::string next_event_id() const;
+  // A fresh event id ("e<N>"), none of `taken` (ids of a request's events).
+  std::string next_event_id(const std::set<std::string>& taken = {}) const;
   // The position the next token takes: every token keeps its position
   // until the retained rows are repositioned (see make_room).
   int64_t positions() const { return cache_->kv().next_position(); }
