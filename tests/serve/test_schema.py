@@ -31,9 +31,11 @@ def test_schemathesis(fresh_server, tmp_path):
                EVENTKV_SCHEMA_SESSIONS=",".join(seeded),
                PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
     try:
-        # Bounded: a run over this limit fails the test instead of hanging CI.
+        # The work is bounded by the examples (20 per operation, seed 1); this
+        # limit only guards against a hang. It took 75 to 200 s here, more
+        # when ctest runs other tests beside it.
         run = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True,
-                             timeout=200)
+                             timeout=480)
     except subprocess.TimeoutExpired as e:
-        raise AssertionError(f"schemathesis ran over 200 s:\n{e.stdout}") from None
+        raise AssertionError(f"schemathesis ran over 480 s:\n{e.stdout}") from None
     assert run.returncode == 0, run.stdout[-20000:] + run.stderr[-5000:]
