@@ -99,6 +99,7 @@ std::vector<kv::EventTokens> ContractCache::render(std::span<const AgentEvent> e
   const tokenizer::Tokenizer& tok = engine_->model().tokenizer();
   if (kv_.events().empty()) return events::render_events(format_, tok, plain);
   std::vector<kv::EventTokens> tokens;
+  tokens.reserve(plain.size());
   for (const events::Event& e : plain)
     tokens.push_back({e.id, e.role, format_.render_message(tok, {e.role, e.content})});
   return tokens;
