@@ -137,8 +137,8 @@ int64_t q8_block_elems(gguf::GgmlType type) {
 }
 
 void dot_rows_q8(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows,
-                 const Q8Activations& x, float* out) {
-  kernels().dot_rows_q8(type, row, row_bytes, n_rows, x, out);
+                 std::span<const Q8Activations> xs, float* out, int64_t out_stride) {
+  kernels().dot_rows_q8(type, row, row_bytes, n_rows, xs, out, out_stride);
 }
 
 const QuantType* find_quant_type(gguf::GgmlType type) {

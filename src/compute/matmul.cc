@@ -30,19 +30,17 @@ constexpr int64_t kDotRows = 4;    // rows per fused dot call (few tokens)
 constexpr int64_t kFewTokens = 3;  // below this many tokens, fused dots (matmul.h)
 
 // Few tokens: each weight is used n_tokens times, so fused per-row dot
-// products beat dequantizing into panels. dot(t, r, rows, out) writes token
-// t's products with rows [r, r + rows).
+// products beat dequantizing into panels. dot(r, rows) writes every token's
+// products with rows [r, r + rows), a few rows at a time so that they stay
+// in L1 while the tokens pass over them.
 template <typename DotRows>
-void matvec_rows(const WeightView& w, int64_t n_tokens, float* y, int64_t row_begin,
-                 int64_t row_end, const DotRows& dot) {
-  float out[kDotRows];
-  for (int64_t r = row_begin; r < row_end; r += kDotRows) {
-    const int64_t rows = std::min(kDotRows, row_end - r);
-    for (int64_t t = 0; t < n_tokens; ++t) {
-      dot(t, r, rows, out);
-      std::copy(out, out + rows, y + t * w.n_out + r);
-    }
-  }
+void matvec_rows(const WeightView& w, ThreadPool& pool, const DotRows& dot) {
+  pool.parallel_for(
+      w.n_out,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; r += kDotRows) dot(r, std::min(kDotRows, end - r));
+      },
+      kDotRows);
 }
 
 // Columns per pass over y: a row strip of this many columns (256 KB of
@@ -149,34 +147,24 @@ void matmul_rows(const WeightView& w, const float* x, int64_t n_tokens, float* y
 void matvec_f32(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
   std::vector<std::vector<float>> xsums;
   for (int64_t t = 0; t < n_tokens; ++t) xsums.push_back(block_sums32(x + t * w.n_in, w.n_in));
-  pool.parallel_for(
-      w.n_out,
-      [&](int64_t begin, int64_t end) {
-        matvec_rows(w, n_tokens, y, begin, end,
-                    [&](int64_t t, int64_t r, int64_t rows, float* out) {
-                      dot_rows(w.type, w.data + r * w.row_bytes, w.row_bytes, rows, x + t * w.n_in,
-                               xsums[t].data(), w.n_in, out);
-                    });
-      },
-      kDotRows);
+  matvec_rows(w, pool, [&](int64_t r, int64_t rows) {
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      dot_rows(w.type, w.data + r * w.row_bytes, w.row_bytes, rows, x + t * w.n_in, xsums[t].data(),
+               w.n_in, y + t * w.n_out + r);
+    }
+  });
 }
 
 // Few tokens, int8 activations: each token's x is quantized once (in blocks
-// of q8_block), then every row multiplies it in integers.
+// of q8_block), then every row multiplies them all in integers.
 void matvec_int8(const WeightView& w, const float* x, int64_t n_tokens, float* y, int64_t q8_block,
                  ThreadPool& pool) {
   std::vector<Q8Activations> xq;
   for (int64_t t = 0; t < n_tokens; ++t)
     xq.push_back(quantize_activations(x + t * w.n_in, w.n_in, q8_block));
-  pool.parallel_for(
-      w.n_out,
-      [&](int64_t begin, int64_t end) {
-        matvec_rows(w, n_tokens, y, begin, end,
-                    [&](int64_t t, int64_t r, int64_t rows, float* out) {
-                      dot_rows_q8(w.type, w.data + r * w.row_bytes, w.row_bytes, rows, xq[t], out);
-                    });
-      },
-      kDotRows);
+  matvec_rows(w, pool, [&](int64_t r, int64_t rows) {
+    dot_rows_q8(w.type, w.data + r * w.row_bytes, w.row_bytes, rows, xq, y + r, w.n_out);
+  });
 }
 
 }  // namespace

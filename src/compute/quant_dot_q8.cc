@@ -1,6 +1,8 @@
 #include "compute/quant_dot_q8.h"
 
+#include <algorithm>
 #include <cstring>
+#include <span>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -139,55 +141,88 @@ v32u8 fifth_bits32(const uint8_t* qh_bytes) {
 #endif
 }
 
-// BlockDot<Block>::add adds one weight block times one activation block:
-// the integer products, scaled by the block's d times the activations' dx,
-// into a vector accumulator, and a per-block offset or min (which multiplies
-// the sum of the activation quants) into a scalar one.
+// The activations of kTokens tokens that a row multiplies: each token's
+// quants, block scales and sums of 32 (compute/activation_q8.h).
+template <int kTokens>
+struct TokenTile {
+  const int8_t* q[kTokens];
+  const float* d[kTokens];
+  const float* sums32[kTokens];
+};
+
+// BlockDot<Block>::add<kTokens> adds weight block b of a row times block b of
+// every token of the tile: the block is unpacked once, then for each token the
+// integer products, scaled by the block's d times the token's dx, go into a
+// vector accumulator, and a per-block offset or min (which multiplies the sums
+// of the activation quants) into a scalar one. Each token's operations are the
+// same, in the same order, whatever the tile size: its result has the same bits
+// alone or batched.
 template <typename Block>
 struct BlockDot;
 
 template <>
 struct BlockDot<BlockQ4_0> {
-  static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
-                  float& offset) {
+  template <int kTokens>
+  static void add(const uint8_t* block, const TokenTile<kTokens>& x, int64_t b, v8f* acc,
+                  float* offset) {
     const float d = fp16_at(block);
-    acc = __builtin_convertvector(dot_u6(nibbles32(block + BlockQ4_0::kQs), load32_i8(x)), v8f) *
-              (d * dx) +
-          acc;
-    offset -= 8.0f * d * sums32[0];
+    const v32u8 q = nibbles32(block + BlockQ4_0::kQs);
+    for (int t = 0; t < kTokens; ++t) {
+      acc[t] =
+          __builtin_convertvector(dot_u6(q, load32_i8(x.q[t] + 32 * b)), v8f) * (d * x.d[t][b]) +
+          acc[t];
+      offset[t] -= 8.0f * d * x.sums32[t][b];
+    }
   }
 };
 
 // Q5_0 (kHasMin false: q - 16 times d) and Q5_1 (q times d plus a min).
 template <bool kHasMin>
 struct BlockDot<BlockQ5<kHasMin>> {
-  static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
-                  float& offset) {
+  template <int kTokens>
+  static void add(const uint8_t* block, const TokenTile<kTokens>& x, int64_t b, v8f* acc,
+                  float* offset) {
     using Block = BlockQ5<kHasMin>;
     const float d = fp16_at(block);
     const v32u8 q = nibbles32(block + Block::kQs) | fifth_bits32(block + Block::kQh);
-    acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * (d * dx) + acc;
-    offset += (kHasMin ? fp16_at(block + Block::kM) : -16.0f * d) * sums32[0];
+    const float m = kHasMin ? fp16_at(block + Block::kM) : -16.0f * d;
+    for (int t = 0; t < kTokens; ++t) {
+      acc[t] =
+          __builtin_convertvector(dot_u6(q, load32_i8(x.q[t] + 32 * b)), v8f) * (d * x.d[t][b]) +
+          acc[t];
+      offset[t] += m * x.sums32[t][b];
+    }
   }
 };
 
 template <>
 struct BlockDot<BlockQ4_1> {
-  static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
-                  float& offset) {
-    acc = __builtin_convertvector(dot_u6(nibbles32(block + BlockQ4_1::kQs), load32_i8(x)), v8f) *
-              (fp16_at(block) * dx) +
-          acc;
-    offset += fp16_at(block + BlockQ4_1::kM) * sums32[0];
+  template <int kTokens>
+  static void add(const uint8_t* block, const TokenTile<kTokens>& x, int64_t b, v8f* acc,
+                  float* offset) {
+    const float d = fp16_at(block);
+    const float m = fp16_at(block + BlockQ4_1::kM);
+    const v32u8 q = nibbles32(block + BlockQ4_1::kQs);
+    for (int t = 0; t < kTokens; ++t) {
+      acc[t] =
+          __builtin_convertvector(dot_u6(q, load32_i8(x.q[t] + 32 * b)), v8f) * (d * x.d[t][b]) +
+          acc[t];
+      offset[t] += m * x.sums32[t][b];
+    }
   }
 };
 
 template <>
 struct BlockDot<BlockQ8_0> {
-  static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
-    const v8i p =
-        dot_i8(load32_i8(reinterpret_cast<const int8_t*>(block + BlockQ8_0::kQs)), load32_i8(x));
-    acc = __builtin_convertvector(p, v8f) * (fp16_at(block) * dx) + acc;
+  template <int kTokens>
+  static void add(const uint8_t* block, const TokenTile<kTokens>& x, int64_t b, v8f* acc, float*) {
+    const float d = fp16_at(block);
+    const v32i8 q = load32_i8(reinterpret_cast<const int8_t*>(block + BlockQ8_0::kQs));
+    for (int t = 0; t < kTokens; ++t) {
+      acc[t] =
+          __builtin_convertvector(dot_i8(q, load32_i8(x.q[t] + 32 * b)), v8f) * (d * x.d[t][b]) +
+          acc[t];
+    }
   }
 };
 
@@ -196,28 +231,37 @@ struct BlockDot<BlockQ8_0> {
 // activation sums go into the same accumulator, times -dmin.
 template <bool kFifthBit>
 struct BlockDot<BlockQ45_K<kFifthBit>> {
-  static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
-                  float&) {
+  template <int kTokens>
+  static void add(const uint8_t* block, const TokenTile<kTokens>& x, int64_t b, v8f* acc, float*) {
     using Block = BlockQ45_K<kFifthBit>;
     uint8_t scales_mins[16];
     unpack_k4_scales(block + Block::kScales, scales_mins);
     const uint8_t* qs = block + Block::kQs;
     const v32u8 qh = kFifthBit ? load32_u8(block + Block::kQh) : v32u8{};
-    v8i products{};
+    v8i products[kTokens] = {};
     for (int c = 0; c < 4; ++c) {
       const v32u8 q = load32_u8(qs + 32 * c);
       const v32u8 low = (q & 15) | (((qh >> (2 * c)) & 1) << 4);
       const v32u8 high = (q >> 4) | (((qh >> (2 * c + 1)) & 1) << 4);
-      products +=
-          scaled_dot_u6(low, load32_i8(x + 64 * c), v16i16{} + scales_mins[2 * c]) +
-          scaled_dot_u6(high, load32_i8(x + 64 * c + 32), v16i16{} + scales_mins[2 * c + 1]);
+      const v16i16 low_scale = v16i16{} + scales_mins[2 * c];
+      const v16i16 high_scale = v16i16{} + scales_mins[2 * c + 1];
+      for (int t = 0; t < kTokens; ++t) {
+        const int8_t* xc = x.q[t] + kQK_K * b + 64 * c;
+        products[t] += scaled_dot_u6(low, load32_i8(xc), low_scale) +
+                       scaled_dot_u6(high, load32_i8(xc + 32), high_scale);
+      }
     }
     v8u8 mins;
     std::memcpy(&mins, scales_mins + 8, sizeof(mins));
-    v8f sums;
-    std::memcpy(&sums, sums32, sizeof(sums));
-    acc = __builtin_convertvector(products, v8f) * (fp16_at(block) * dx) + acc;
-    acc = __builtin_convertvector(mins, v8f) * sums * -fp16_at(block + Block::kDmin) + acc;
+    const v8f min_lanes = __builtin_convertvector(mins, v8f);
+    const float d = fp16_at(block);
+    const float dmin = fp16_at(block + Block::kDmin);
+    for (int t = 0; t < kTokens; ++t) {
+      v8f sums;
+      std::memcpy(&sums, x.sums32[t] + 8 * b, sizeof(sums));
+      acc[t] = __builtin_convertvector(products[t], v8f) * (d * x.d[t][b]) + acc[t];
+      acc[t] = min_lanes * sums * -dmin + acc[t];
+    }
   }
 };
 
@@ -236,11 +280,12 @@ v32u8 q6_high_bits(v32u8 qh, int run) {
 // the rest.
 template <>
 struct BlockDot<BlockQ6_K> {
-  static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
+  template <int kTokens>
+  static void add(const uint8_t* block, const TokenTile<kTokens>& x, int64_t b, v8f* acc, float*) {
     v16i8 packed;
     std::memcpy(&packed, block + BlockQ6_K::kScales, sizeof(packed));
     const auto scales = __builtin_convertvector(packed, v16i16);
-    v8i products{};
+    v8i products[kTokens] = {};
     for (int half = 0; half < 2; ++half) {
       const v32u8 low0 = load32_u8(block + 64 * half);
       const v32u8 low1 = load32_u8(block + 64 * half + 32);
@@ -252,39 +297,86 @@ struct BlockDot<BlockQ6_K> {
                               scales[k],     scales[k],     scales[k],     scales[k],
                               scales[k + 1], scales[k + 1], scales[k + 1], scales[k + 1],
                               scales[k + 1], scales[k + 1], scales[k + 1], scales[k + 1]};
-        const v32u8 q = nibbles[run] | q6_high_bits(high, run);
-        products += scaled_dot_i8(reinterpret_cast<v32i8>(q) - 32,
-                                  load32_i8(x + 128 * half + 32 * run), scale);
+        const v32i8 q = reinterpret_cast<v32i8>(nibbles[run] | q6_high_bits(high, run)) - 32;
+        for (int t = 0; t < kTokens; ++t) {
+          products[t] +=
+              scaled_dot_i8(q, load32_i8(x.q[t] + kQK_K * b + 128 * half + 32 * run), scale);
+        }
       }
     }
-    acc = __builtin_convertvector(products, v8f) * (fp16_at(block + BlockQ6_K::kD) * dx) + acc;
+    const float d = fp16_at(block + BlockQ6_K::kD);
+    for (int t = 0; t < kTokens; ++t)
+      acc[t] = __builtin_convertvector(products[t], v8f) * (d * x.d[t][b]) + acc[t];
   }
 };
 
-}  // namespace
+// Tokens per pass over a row: as many as keep their accumulators and the
+// unpacked weights in vector registers (32 with AVX-512, 16 below).
+#if defined(__AVX512F__)
+constexpr int kTileTokens = 8;
+#else
+constexpr int kTileTokens = 4;
+#endif
 
-// One row at a time: unlike the f32 kernels, fusing rows to share the
-// activation loads measured slower (2 rows 20%, 4 rows 40% on Q4_K), as the
-// accumulators no longer fit in registers and the rows' loads interleave.
-template <typename Block>
-void dot_rows_int8(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Activations& x,
-                   float* out) {
-  if (x.block != Block::kElems)
-    fail("dot_rows_q8: activations in blocks of ", x.block, ", the weights need ", Block::kElems);
-  const auto n_blocks = static_cast<int64_t>(x.d.size());
+// Rows [0, n_rows) times the kTokens tokens of xs.
+template <typename Block, int kTokens>
+void dot_rows_tile(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Activations* xs,
+                   float* out, int64_t out_stride) {
+  TokenTile<kTokens> x{};
+  for (int t = 0; t < kTokens; ++t) {
+    x.q[t] = xs[t].q.data();
+    x.d[t] = xs[t].d.data();
+    x.sums32[t] = xs[t].sums32.data();
+  }
+  const auto n_blocks = static_cast<int64_t>(xs[0].d.size());
   for (int64_t r = 0; r < n_rows; ++r, row += row_bytes) {
-    v8f acc{};
-    float offset = 0.0f;
-    for (int64_t b = 0; b < n_blocks; ++b) {
-      BlockDot<Block>::add(row + b * Block::kBytes, x.q.data() + b * Block::kElems, x.d[b],
-                           x.sums32.data() + b * (Block::kElems / 32), acc, offset);
-    }
-    out[r] = hsum8(acc) + offset;
+    v8f acc[kTokens] = {};
+    float offset[kTokens] = {};
+    for (int64_t b = 0; b < n_blocks; ++b)
+      BlockDot<Block>::template add<kTokens>(row + b * Block::kBytes, x, b, acc, offset);
+    for (int t = 0; t < kTokens; ++t) out[t * out_stride + r] = hsum8(acc[t]) + offset[t];
   }
 }
 
-#define EVENTKV_DOT_ROWS_INT8(Block) \
-  template void dot_rows_int8<Block>(const uint8_t*, size_t, int64_t, const Q8Activations&, float*)
+// A tile of 1 .. kTileTokens tokens, as a compile-time count.
+template <typename Block, int kTokens = kTileTokens>
+void dot_rows_tail(int tokens, const uint8_t* row, size_t row_bytes, int64_t n_rows,
+                   const Q8Activations* xs, float* out, int64_t out_stride) {
+  if constexpr (kTokens > 1) {
+    if (tokens < kTokens) {
+      return dot_rows_tail<Block, kTokens - 1>(tokens, row, row_bytes, n_rows, xs, out, out_stride);
+    }
+  }
+  dot_rows_tile<Block, kTokens>(row, row_bytes, n_rows, xs, out, out_stride);
+}
+
+}  // namespace
+
+// One row at a time per tile of tokens: unlike the f32 kernels, fusing rows
+// to share the activation loads measured slower (2 rows 20%, 4 rows 40% on
+// Q4_K), as the accumulators no longer fit in registers and the rows' loads
+// interleave. Sharing the unpacked weights between tokens is what pays.
+template <typename Block>
+void dot_rows_int8(const uint8_t* row, size_t row_bytes, int64_t n_rows,
+                   std::span<const Q8Activations> xs, float* out, int64_t out_stride) {
+  for (const Q8Activations& x : xs) {
+    if (x.block != Block::kElems) {
+      fail("dot_rows_q8: activations in blocks of ", x.block, ", the weights need ", Block::kElems);
+    }
+    if (x.q.size() != xs[0].q.size()) {
+      fail("dot_rows_q8: tokens of ", x.q.size(), " and ", xs[0].q.size(), " activations");
+    }
+  }
+  for (size_t t = 0; t < xs.size(); t += kTileTokens) {
+    const auto tokens = static_cast<int>(std::min<size_t>(kTileTokens, xs.size() - t));
+    dot_rows_tail<Block>(tokens, row, row_bytes, n_rows, xs.data() + t,
+                         out + static_cast<int64_t>(t) * out_stride, out_stride);
+  }
+}
+
+#define EVENTKV_DOT_ROWS_INT8(Block)                                  \
+  template void dot_rows_int8<Block>(const uint8_t*, size_t, int64_t, \
+                                     std::span<const Q8Activations>, float*, int64_t)
 EVENTKV_DOT_ROWS_INT8(BlockQ4_0);
 EVENTKV_DOT_ROWS_INT8(BlockQ4_1);
 EVENTKV_DOT_ROWS_INT8(BlockQ5_0);
