@@ -1,5 +1,6 @@
 #include "compute/activation_q8.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "compute/simd.h"
@@ -45,6 +46,42 @@ Q8Activations quantize_activations(const float* x, int64_t n, int64_t block) {
     }
   }
   return out;
+}
+
+namespace {
+
+Q8TokenLanes token_lanes(std::span<const Q8Activations> xs) {
+  constexpr int64_t kT = Q8TokenLanes::kTokens;
+  Q8TokenLanes lanes;
+  lanes.block = xs[0].block;
+  lanes.n_tokens = static_cast<int64_t>(xs.size());
+  const auto n = static_cast<int64_t>(xs[0].q.size());
+  lanes.q.assign(static_cast<size_t>(n * kT), 0);
+  lanes.d.assign(static_cast<size_t>(n / lanes.block * kT), 0.0f);
+  lanes.sums32.assign(static_cast<size_t>(n / 32 * kT), 0.0f);
+  for (int64_t t = 0; t < lanes.n_tokens; ++t) {
+    const Q8Activations& x = xs[static_cast<size_t>(t)];
+    for (int64_t j = 0; j < n / 4; ++j)
+      std::memcpy(lanes.q.data() + (j * kT + t) * 4, x.q.data() + j * 4, 4);
+    for (size_t b = 0; b < x.d.size(); ++b) lanes.d[b * kT + t] = x.d[b];
+    for (size_t g = 0; g < x.sums32.size(); ++g) lanes.sums32[g * kT + t] = x.sums32[g];
+  }
+  return lanes;
+}
+
+}  // namespace
+
+Q8Batch quantize_batch(const float* x, int64_t n_tokens, int64_t n, int64_t block) {
+  Q8Batch batch;
+  batch.tokens.reserve(static_cast<size_t>(n_tokens));
+  for (int64_t t = 0; t < n_tokens; ++t)
+    batch.tokens.push_back(quantize_activations(x + t * n, n, block));
+  if (n_tokens < 2) return batch;
+  for (int64_t t = 0; t < n_tokens; t += Q8TokenLanes::kTokens) {
+    const int64_t count = std::min(Q8TokenLanes::kTokens, n_tokens - t);
+    batch.tiles.push_back(token_lanes({batch.tokens.data() + t, static_cast<size_t>(count)}));
+  }
+  return batch;
 }
 
 }  // namespace eventkv::compute

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace eventkv::compute {
@@ -20,5 +21,29 @@ struct Q8Activations {
 // Quantizes x[0, n); n must be a multiple of `block` (32 or 256). Throws
 // Error otherwise. Cost: O(n), no threads.
 Q8Activations quantize_activations(const float* x, int64_t n, int64_t block);
+
+// Up to kTokens tokens' activations side by side, what the batched integer
+// kernels read: one 32-byte load holds quants 4 j .. 4 j + 3 of every token,
+// so one weight word times it is a dot product step of each token at once.
+// Lanes past n_tokens hold zeros.
+struct Q8TokenLanes {
+  static constexpr int64_t kTokens = 8;
+  int64_t block = 0;
+  int64_t n_tokens = 0;
+  std::vector<int8_t> q;      // [n / 4][kTokens][4]
+  std::vector<float> d;       // [n / block][kTokens]
+  std::vector<float> sums32;  // [n / 32][kTokens]
+};
+
+// The activations of the tokens one matrix product multiplies: each token's
+// and, for several tokens, the same side by side in tiles of kTokens.
+struct Q8Batch {
+  std::vector<Q8Activations> tokens;
+  std::vector<Q8TokenLanes> tiles;  // empty for one token
+};
+
+// Quantizes the n_tokens rows of x ([n_tokens][n]) as quantize_activations
+// does each, and lays them side by side when there are several.
+Q8Batch quantize_batch(const float* x, int64_t n_tokens, int64_t n, int64_t block);
 
 }  // namespace eventkv::compute

@@ -123,6 +123,10 @@ Q8Activations quantize_activations(const float* x, int64_t n, int64_t block) {
   return kernels().quantize_activations(x, n, block);
 }
 
+Q8Batch quantize_batch(const float* x, int64_t n_tokens, int64_t n, int64_t block) {
+  return kernels().quantize_batch(x, n_tokens, n, block);
+}
+
 std::vector<float> block_sums32(const float* x, int64_t n) {
   return kernels().block_sums32(x, n);
 }
@@ -137,8 +141,8 @@ int64_t q8_block_elems(gguf::GgmlType type) {
 }
 
 void dot_rows_q8(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows,
-                 std::span<const Q8Activations> xs, float* out, int64_t out_stride) {
-  kernels().dot_rows_q8(type, row, row_bytes, n_rows, xs, out, out_stride);
+                 const Q8Batch& x, float* out, int64_t out_stride) {
+  kernels().dot_rows_q8(type, row, row_bytes, n_rows, x, out, out_stride);
 }
 
 const QuantType* find_quant_type(gguf::GgmlType type) {

@@ -28,6 +28,7 @@ struct Kernels {
   decltype(&compute::matmul) matmul;
   decltype(&compute::dequantize_weight_row) dequantize_weight_row;
   decltype(&compute::quantize_activations) quantize_activations;
+  decltype(&compute::quantize_batch) quantize_batch;
   decltype(&compute::block_sums32) block_sums32;
   decltype(&compute::dot_rows) dot_rows;
   decltype(&compute::q8_block_elems) q8_block_elems;

@@ -6,9 +6,9 @@ namespace eventkv::compute {
 namespace {
 
 constexpr Kernels kTable{
-    EVENTKV_KERNELS_ISA,   &forward,       &attention, &matmul,         &dequantize_weight_row,
-    &quantize_activations, &block_sums32,  &dot_rows,  &q8_block_elems, &dot_rows_q8,
-    &find_quant_type,      &dequantize_row};
+    EVENTKV_KERNELS_ISA,   &forward,         &attention,     &matmul,   &dequantize_weight_row,
+    &quantize_activations, &quantize_batch,  &block_sums32,  &dot_rows, &q8_block_elems,
+    &dot_rows_q8,          &find_quant_type, &dequantize_row};
 
 }  // namespace
 }  // namespace eventkv::compute

@@ -159,9 +159,7 @@ void matvec_f32(const WeightView& w, const float* x, int64_t n_tokens, float* y,
 // of q8_block), then every row multiplies them all in integers.
 void matvec_int8(const WeightView& w, const float* x, int64_t n_tokens, float* y, int64_t q8_block,
                  ThreadPool& pool) {
-  std::vector<Q8Activations> xq;
-  for (int64_t t = 0; t < n_tokens; ++t)
-    xq.push_back(quantize_activations(x + t * w.n_in, w.n_in, q8_block));
+  const Q8Batch xq = quantize_batch(x, n_tokens, w.n_in, q8_block);
   matvec_rows(w, pool, [&](int64_t r, int64_t rows) {
     dot_rows_q8(w.type, w.data + r * w.row_bytes, w.row_bytes, rows, xq, y + r, w.n_out);
   });

@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <span>
 
 #include "compute/activation_q8.h"
 #include "gguf/types.h"
@@ -151,7 +150,7 @@ void dot_rows_f32(const uint8_t* row, size_t row_bytes, int64_t n_rows, const fl
 // compute/quant_dot_q8.cc: as compute::dot_rows_q8 (compute/quant_dot_q8.h),
 // with x.block == Block::kElems.
 template <typename Block>
-void dot_rows_int8(const uint8_t* row, size_t row_bytes, int64_t n_rows,
-                   std::span<const Q8Activations> xs, float* out, int64_t out_stride);
+void dot_rows_int8(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Batch& x,
+                   float* out, int64_t out_stride);
 
 }  // namespace eventkv::compute

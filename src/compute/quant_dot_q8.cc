@@ -1,8 +1,6 @@
 #include "compute/quant_dot_q8.h"
 
-#include <algorithm>
 #include <cstring>
-#include <span>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -25,6 +23,7 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 typedef float v8f __attribute__((vector_size(32)));
 typedef uint8_t v8u8 __attribute__((vector_size(8)));
 typedef uint8_t v4u8 __attribute__((vector_size(4)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
 
 v32u8 load32_u8(const uint8_t* p) {
   v32u8 v;
@@ -141,88 +140,116 @@ v32u8 fifth_bits32(const uint8_t* qh_bytes) {
 #endif
 }
 
-// The activations of kTokens tokens that a row multiplies: each token's
-// quants, block scales and sums of 32 (compute/activation_q8.h).
-template <int kTokens>
-struct TokenTile {
-  const int8_t* q[kTokens];
-  const float* d[kTokens];
-  const float* sums32[kTokens];
-};
+// A word of 4 weights in every 32-bit lane, from memory: a broadcast load
+// runs on a load port, while spreading a word held in a register takes a
+// shuffle, on the one port that the unpacking's shuffles need too.
+v32u8 broadcast_word(const uint8_t* p) {
+  uint32_t word;
+  std::memcpy(&word, p, sizeof(word));
+  return reinterpret_cast<v32u8>(v8u{} + word);
+}
 
-// BlockDot<Block>::add<kTokens> adds weight block b of a row times block b of
-// every token of the tile: the block is unpacked once, then for each token the
-// integer products, scaled by the block's d times the token's dx, go into a
-// vector accumulator, and a per-block offset or min (which multiplies the sums
-// of the activation quants) into a scalar one. Each token's operations are the
-// same, in the same order, whatever the tile size: its result has the same bits
-// alone or batched.
+// Word w (0..7) of the 32 4-bit weights of 16 packed bytes: low nibbles are
+// weights 0..15, high nibbles 16..31 (as nibbles32), broadcast from memory.
+v32u8 nibble_word(const uint8_t* qs, int w) {
+  const v32u8 word = broadcast_word(qs + 4 * (w % 4));
+  return w < 4 ? word & 15 : reinterpret_cast<v32u8>(reinterpret_cast<v8u>(word) >> 4) & 15;
+}
+
+// Weights<Block> holds what the kernels know of a layout, two ways:
+// - add() multiplies one block with one token's activation block: the
+//   integer products, scaled by the block's d times the activations' dx,
+//   into a vector accumulator whose lane j sums the products of every block's
+//   word j (weights 4 j .. 4 j + 3 of each 32), and a per-block offset or min
+//   (times the sums of the activation quants) into `offset` or the lanes;
+// - unpack() and finish() do the same for a tile of 8 tokens side by side
+//   (compute/activation_q8.h: Q8TokenLanes), a token per lane: unpack()
+//   writes the block's weights as bytes and an integer scale per word, the
+//   tile kernel multiplies each word with all tokens at once into P[word %
+//   8], and finish() applies the float terms to accumulators acc[j] that
+//   are each token's lane j of add(), with the same operations in the same
+//   order. So a token's result has the same bits alone or in a tile.
 template <typename Block>
-struct BlockDot;
+struct Weights;
 
 template <>
-struct BlockDot<BlockQ4_0> {
-  template <int kTokens>
-  static void add(const uint8_t* block, const TokenTile<kTokens>& x, int64_t b, v8f* acc,
-                  float* offset) {
+struct Weights<BlockQ4_0> {
+  static constexpr bool kSigned = false;
+  static v32u8 quants(const uint8_t* block) { return nibbles32(block + BlockQ4_0::kQs); }
+  static v32u8 word(const uint8_t* block, int w) { return nibble_word(block + BlockQ4_0::kQs, w); }
+  static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
+                  float& offset) {
     const float d = fp16_at(block);
-    const v32u8 q = nibbles32(block + BlockQ4_0::kQs);
-    for (int t = 0; t < kTokens; ++t) {
-      acc[t] =
-          __builtin_convertvector(dot_u6(q, load32_i8(x.q[t] + 32 * b)), v8f) * (d * x.d[t][b]) +
-          acc[t];
-      offset[t] -= 8.0f * d * x.sums32[t][b];
-    }
+    acc = __builtin_convertvector(dot_u6(quants(block), load32_i8(x)), v8f) * (d * dx) + acc;
+    offset -= 8.0f * d * sums32[0];
+  }
+  static void finish(const uint8_t* block, const v8i* p, v8f dx, const v8f* sums, v8f* acc,
+                     v8f& offset) {
+    const float d = fp16_at(block);
+    for (int j = 0; j < 8; ++j) acc[j] = __builtin_convertvector(p[j], v8f) * (d * dx) + acc[j];
+    offset -= 8.0f * d * sums[0];
   }
 };
 
 // Q5_0 (kHasMin false: q - 16 times d) and Q5_1 (q times d plus a min).
 template <bool kHasMin>
-struct BlockDot<BlockQ5<kHasMin>> {
-  template <int kTokens>
-  static void add(const uint8_t* block, const TokenTile<kTokens>& x, int64_t b, v8f* acc,
-                  float* offset) {
-    using Block = BlockQ5<kHasMin>;
+struct Weights<BlockQ5<kHasMin>> {
+  using Block = BlockQ5<kHasMin>;
+  static constexpr bool kSigned = false;
+  static v32u8 quants(const uint8_t* block) {
+    return nibbles32(block + Block::kQs) | fifth_bits32(block + Block::kQh);
+  }
+  static float min_of(const uint8_t* block, float d) {
+    return kHasMin ? fp16_at(block + Block::kM) : -16.0f * d;
+  }
+  static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
+                  float& offset) {
     const float d = fp16_at(block);
-    const v32u8 q = nibbles32(block + Block::kQs) | fifth_bits32(block + Block::kQh);
-    const float m = kHasMin ? fp16_at(block + Block::kM) : -16.0f * d;
-    for (int t = 0; t < kTokens; ++t) {
-      acc[t] =
-          __builtin_convertvector(dot_u6(q, load32_i8(x.q[t] + 32 * b)), v8f) * (d * x.d[t][b]) +
-          acc[t];
-      offset[t] += m * x.sums32[t][b];
-    }
+    acc = __builtin_convertvector(dot_u6(quants(block), load32_i8(x)), v8f) * (d * dx) + acc;
+    offset += min_of(block, d) * sums32[0];
+  }
+  static void finish(const uint8_t* block, const v8i* p, v8f dx, const v8f* sums, v8f* acc,
+                     v8f& offset) {
+    const float d = fp16_at(block);
+    for (int j = 0; j < 8; ++j) acc[j] = __builtin_convertvector(p[j], v8f) * (d * dx) + acc[j];
+    offset += min_of(block, d) * sums[0];
   }
 };
 
 template <>
-struct BlockDot<BlockQ4_1> {
-  template <int kTokens>
-  static void add(const uint8_t* block, const TokenTile<kTokens>& x, int64_t b, v8f* acc,
-                  float* offset) {
+struct Weights<BlockQ4_1> {
+  static constexpr bool kSigned = false;
+  static v32u8 quants(const uint8_t* block) { return nibbles32(block + BlockQ4_1::kQs); }
+  static v32u8 word(const uint8_t* block, int w) { return nibble_word(block + BlockQ4_1::kQs, w); }
+  static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
+                  float& offset) {
+    acc =
+        __builtin_convertvector(dot_u6(quants(block), load32_i8(x)), v8f) * (fp16_at(block) * dx) +
+        acc;
+    offset += fp16_at(block + BlockQ4_1::kM) * sums32[0];
+  }
+  static void finish(const uint8_t* block, const v8i* p, v8f dx, const v8f* sums, v8f* acc,
+                     v8f& offset) {
     const float d = fp16_at(block);
-    const float m = fp16_at(block + BlockQ4_1::kM);
-    const v32u8 q = nibbles32(block + BlockQ4_1::kQs);
-    for (int t = 0; t < kTokens; ++t) {
-      acc[t] =
-          __builtin_convertvector(dot_u6(q, load32_i8(x.q[t] + 32 * b)), v8f) * (d * x.d[t][b]) +
-          acc[t];
-      offset[t] += m * x.sums32[t][b];
-    }
+    for (int j = 0; j < 8; ++j) acc[j] = __builtin_convertvector(p[j], v8f) * (d * dx) + acc[j];
+    offset += fp16_at(block + BlockQ4_1::kM) * sums[0];
   }
 };
 
 template <>
-struct BlockDot<BlockQ8_0> {
-  template <int kTokens>
-  static void add(const uint8_t* block, const TokenTile<kTokens>& x, int64_t b, v8f* acc, float*) {
+struct Weights<BlockQ8_0> {
+  static constexpr bool kSigned = true;
+  static v32u8 quants(const uint8_t* block) { return load32_u8(block + BlockQ8_0::kQs); }
+  static v32u8 word(const uint8_t* block, int w) {
+    return broadcast_word(block + BlockQ8_0::kQs + 4 * w);
+  }
+  static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
+    const v8i p = dot_i8(reinterpret_cast<v32i8>(quants(block)), load32_i8(x));
+    acc = __builtin_convertvector(p, v8f) * (fp16_at(block) * dx) + acc;
+  }
+  static void finish(const uint8_t* block, const v8i* p, v8f dx, const v8f*, v8f* acc, v8f&) {
     const float d = fp16_at(block);
-    const v32i8 q = load32_i8(reinterpret_cast<const int8_t*>(block + BlockQ8_0::kQs));
-    for (int t = 0; t < kTokens; ++t) {
-      acc[t] =
-          __builtin_convertvector(dot_i8(q, load32_i8(x.q[t] + 32 * b)), v8f) * (d * x.d[t][b]) +
-          acc[t];
-    }
+    for (int j = 0; j < 8; ++j) acc[j] = __builtin_convertvector(p[j], v8f) * (d * dx) + acc[j];
   }
 };
 
@@ -230,37 +257,58 @@ struct BlockDot<BlockQ8_0> {
 // scales multiply in integers, so d applies once a block; the mins times the
 // activation sums go into the same accumulator, times -dmin.
 template <bool kFifthBit>
-struct BlockDot<BlockQ45_K<kFifthBit>> {
-  template <int kTokens>
-  static void add(const uint8_t* block, const TokenTile<kTokens>& x, int64_t b, v8f* acc, float*) {
-    using Block = BlockQ45_K<kFifthBit>;
+struct Weights<BlockQ45_K<kFifthBit>> {
+  using Block = BlockQ45_K<kFifthBit>;
+  static constexpr bool kSigned = false;
+
+  // Weights 64 c .. 64 c + 31 (low, sub-block 2 c) and the next 32 (high).
+  static void chunk(const uint8_t* block, int c, v32u8& low, v32u8& high) {
+    const v32u8 qh = kFifthBit ? load32_u8(block + Block::kQh) : v32u8{};
+    const v32u8 q = load32_u8(block + Block::kQs + 32 * c);
+    low = (q & 15) | (((qh >> (2 * c)) & 1) << 4);
+    high = (q >> 4) | (((qh >> (2 * c + 1)) & 1) << 4);
+  }
+
+  static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
+                  float&) {
     uint8_t scales_mins[16];
     unpack_k4_scales(block + Block::kScales, scales_mins);
-    const uint8_t* qs = block + Block::kQs;
-    const v32u8 qh = kFifthBit ? load32_u8(block + Block::kQh) : v32u8{};
-    v8i products[kTokens] = {};
+    v8i products{};
     for (int c = 0; c < 4; ++c) {
-      const v32u8 q = load32_u8(qs + 32 * c);
-      const v32u8 low = (q & 15) | (((qh >> (2 * c)) & 1) << 4);
-      const v32u8 high = (q >> 4) | (((qh >> (2 * c + 1)) & 1) << 4);
-      const v16i16 low_scale = v16i16{} + scales_mins[2 * c];
-      const v16i16 high_scale = v16i16{} + scales_mins[2 * c + 1];
-      for (int t = 0; t < kTokens; ++t) {
-        const int8_t* xc = x.q[t] + kQK_K * b + 64 * c;
-        products[t] += scaled_dot_u6(low, load32_i8(xc), low_scale) +
-                       scaled_dot_u6(high, load32_i8(xc + 32), high_scale);
-      }
+      v32u8 low, high;
+      chunk(block, c, low, high);
+      products +=
+          scaled_dot_u6(low, load32_i8(x + 64 * c), v16i16{} + scales_mins[2 * c]) +
+          scaled_dot_u6(high, load32_i8(x + 64 * c + 32), v16i16{} + scales_mins[2 * c + 1]);
     }
     v8u8 mins;
     std::memcpy(&mins, scales_mins + 8, sizeof(mins));
-    const v8f min_lanes = __builtin_convertvector(mins, v8f);
+    v8f sums;
+    std::memcpy(&sums, sums32, sizeof(sums));
+    acc = __builtin_convertvector(products, v8f) * (fp16_at(block) * dx) + acc;
+    acc = __builtin_convertvector(mins, v8f) * sums * -fp16_at(block + Block::kDmin) + acc;
+  }
+
+  static void unpack(const uint8_t* block, uint8_t* q, int16_t* word_scales) {
+    uint8_t scales_mins[16];
+    unpack_k4_scales(block + Block::kScales, scales_mins);
+    for (int c = 0; c < 4; ++c) {
+      v32u8 low, high;
+      chunk(block, c, low, high);
+      std::memcpy(q + 64 * c, &low, sizeof(low));
+      std::memcpy(q + 64 * c + 32, &high, sizeof(high));
+    }
+    for (int w = 0; w < 64; ++w) word_scales[w] = scales_mins[w / 8];
+  }
+
+  static void finish(const uint8_t* block, const v8i* p, v8f dx, const v8f* sums, v8f* acc, v8f&) {
+    uint8_t scales_mins[16];
+    unpack_k4_scales(block + Block::kScales, scales_mins);
     const float d = fp16_at(block);
     const float dmin = fp16_at(block + Block::kDmin);
-    for (int t = 0; t < kTokens; ++t) {
-      v8f sums;
-      std::memcpy(&sums, x.sums32[t] + 8 * b, sizeof(sums));
-      acc[t] = __builtin_convertvector(products[t], v8f) * (d * x.d[t][b]) + acc[t];
-      acc[t] = min_lanes * sums * -dmin + acc[t];
+    for (int j = 0; j < 8; ++j) {
+      acc[j] = __builtin_convertvector(p[j], v8f) * (d * dx) + acc[j];
+      acc[j] = static_cast<float>(scales_mins[8 + j]) * sums[j] * -dmin + acc[j];
     }
   }
 };
@@ -277,106 +325,167 @@ v32u8 q6_high_bits(v32u8 qh, int run) {
 // Q6_K: per half of 128, four runs of 32; run r takes the low (r < 2) or high
 // nibbles of ql[32 (r % 2) ..] and bits 2r of qh, minus 32; one int8 scale per
 // 16 weights, scales[8 half + 2 r] for the first 16 of run r, the next one for
-// the rest.
+// the rest (scale g covers weights 16 g .. 16 g + 15).
 template <>
-struct BlockDot<BlockQ6_K> {
-  template <int kTokens>
-  static void add(const uint8_t* block, const TokenTile<kTokens>& x, int64_t b, v8f* acc, float*) {
+struct Weights<BlockQ6_K> {
+  static constexpr bool kSigned = true;
+
+  static v32i8 run_weights(const uint8_t* block, int half, int run) {
+    const v32u8 low = load32_u8(block + 64 * half + 32 * (run % 2));
+    const v32u8 nibbles = run < 2 ? low & 15 : low >> 4;
+    const v32u8 high = load32_u8(block + BlockQ6_K::kQh + 32 * half);
+    return reinterpret_cast<v32i8>(nibbles | q6_high_bits(high, run)) - 32;
+  }
+
+  static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
     v16i8 packed;
     std::memcpy(&packed, block + BlockQ6_K::kScales, sizeof(packed));
     const auto scales = __builtin_convertvector(packed, v16i16);
-    v8i products[kTokens] = {};
+    v8i products{};
     for (int half = 0; half < 2; ++half) {
-      const v32u8 low0 = load32_u8(block + 64 * half);
-      const v32u8 low1 = load32_u8(block + 64 * half + 32);
-      const v32u8 high = load32_u8(block + BlockQ6_K::kQh + 32 * half);
-      const v32u8 nibbles[4] = {low0 & 15, low1 & 15, low0 >> 4, low1 >> 4};
       for (int run = 0; run < 4; ++run) {
         const int k = 8 * half + 2 * run;
         const v16i16 scale = {scales[k],     scales[k],     scales[k],     scales[k],
                               scales[k],     scales[k],     scales[k],     scales[k],
                               scales[k + 1], scales[k + 1], scales[k + 1], scales[k + 1],
                               scales[k + 1], scales[k + 1], scales[k + 1], scales[k + 1]};
-        const v32i8 q = reinterpret_cast<v32i8>(nibbles[run] | q6_high_bits(high, run)) - 32;
-        for (int t = 0; t < kTokens; ++t) {
-          products[t] +=
-              scaled_dot_i8(q, load32_i8(x.q[t] + kQK_K * b + 128 * half + 32 * run), scale);
-        }
+        products += scaled_dot_i8(run_weights(block, half, run),
+                                  load32_i8(x + 128 * half + 32 * run), scale);
       }
     }
+    acc = __builtin_convertvector(products, v8f) * (fp16_at(block + BlockQ6_K::kD) * dx) + acc;
+  }
+
+  static void unpack(const uint8_t* block, uint8_t* q, int16_t* word_scales) {
+    for (int half = 0; half < 2; ++half) {
+      for (int run = 0; run < 4; ++run) {
+        const v32i8 weights = run_weights(block, half, run);
+        std::memcpy(q + 128 * half + 32 * run, &weights, sizeof(weights));
+      }
+    }
+    for (int w = 0; w < 64; ++w)
+      word_scales[w] = static_cast<int8_t>(block[BlockQ6_K::kScales + w / 4]);
+  }
+
+  static void finish(const uint8_t* block, const v8i* p, v8f dx, const v8f*, v8f* acc, v8f&) {
     const float d = fp16_at(block + BlockQ6_K::kD);
-    for (int t = 0; t < kTokens; ++t)
-      acc[t] = __builtin_convertvector(products[t], v8f) * (d * x.d[t][b]) + acc[t];
+    for (int j = 0; j < 8; ++j) acc[j] = __builtin_convertvector(p[j], v8f) * (d * dx) + acc[j];
   }
 };
 
-// Tokens per pass over a row: as many as keep their accumulators and the
-// unpacked weights in vector registers (32 with AVX-512, 16 below).
-#if defined(__AVX512F__)
-constexpr int kTileTokens = 8;
-#else
-constexpr int kTileTokens = 4;
-#endif
-
-// Rows [0, n_rows) times the kTokens tokens of xs.
-template <typename Block, int kTokens>
-void dot_rows_tile(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Activations* xs,
-                   float* out, int64_t out_stride) {
-  TokenTile<kTokens> x{};
-  for (int t = 0; t < kTokens; ++t) {
-    x.q[t] = xs[t].q.data();
-    x.d[t] = xs[t].d.data();
-    x.sums32[t] = xs[t].sums32.data();
-  }
-  const auto n_blocks = static_cast<int64_t>(xs[0].d.size());
-  for (int64_t r = 0; r < n_rows; ++r, row += row_bytes) {
-    v8f acc[kTokens] = {};
-    float offset[kTokens] = {};
-    for (int64_t b = 0; b < n_blocks; ++b)
-      BlockDot<Block>::template add<kTokens>(row + b * Block::kBytes, x, b, acc, offset);
-    for (int t = 0; t < kTokens; ++t) out[t * out_stride + r] = hsum8(acc[t]) + offset[t];
-  }
+// One weight word, broadcast, times 4 quants of each of 8 tokens: a token's
+// products per lane, as dot_u6 / dot_i8 give them per word for one token.
+template <bool kSigned>
+v8i word_dots(v32u8 word, v32i8 x) {
+  if constexpr (kSigned) return dot_i8(reinterpret_cast<v32i8>(word), x);
+  return dot_u6(word, x);
 }
 
-// A tile of 1 .. kTileTokens tokens, as a compile-time count.
-template <typename Block, int kTokens = kTileTokens>
-void dot_rows_tail(int tokens, const uint8_t* row, size_t row_bytes, int64_t n_rows,
-                   const Q8Activations* xs, float* out, int64_t out_stride) {
-  if constexpr (kTokens > 1) {
-    if (tokens < kTokens) {
-      return dot_rows_tail<Block, kTokens - 1>(tokens, row, row_bytes, n_rows, xs, out, out_stride);
-    }
-  }
-  dot_rows_tile<Block, kTokens>(row, row_bytes, n_rows, xs, out, out_stride);
+template <bool kSigned>
+v8i scaled_word_dots(v32u8 word, v32i8 x, int16_t scale) {
+  if constexpr (kSigned) return scaled_dot_i8(reinterpret_cast<v32i8>(word), x, v16i16{} + scale);
+  return scaled_dot_u6(word, x, v16i16{} + scale);
 }
 
 }  // namespace
 
-// One row at a time per tile of tokens: unlike the f32 kernels, fusing rows
-// to share the activation loads measured slower (2 rows 20%, 4 rows 40% on
+// One token, one row at a time: unlike the f32 kernels, fusing rows to
+// share the activation loads measured slower (2 rows 20%, 4 rows 40% on
 // Q4_K), as the accumulators no longer fit in registers and the rows' loads
-// interleave. Sharing the unpacked weights between tokens is what pays.
+// interleave.
 template <typename Block>
-void dot_rows_int8(const uint8_t* row, size_t row_bytes, int64_t n_rows,
-                   std::span<const Q8Activations> xs, float* out, int64_t out_stride) {
-  for (const Q8Activations& x : xs) {
-    if (x.block != Block::kElems) {
-      fail("dot_rows_q8: activations in blocks of ", x.block, ", the weights need ", Block::kElems);
+void dot_rows_token(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Activations& x,
+                    float* out) {
+  const auto n_blocks = static_cast<int64_t>(x.d.size());
+  for (int64_t r = 0; r < n_rows; ++r, row += row_bytes) {
+    v8f acc{};
+    float offset = 0.0f;
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      Weights<Block>::add(row + b * Block::kBytes, x.q.data() + b * Block::kElems, x.d[b],
+                          x.sums32.data() + b * (Block::kElems / 32), acc, offset);
     }
-    if (x.q.size() != xs[0].q.size()) {
-      fail("dot_rows_q8: tokens of ", x.q.size(), " and ", xs[0].q.size(), " activations");
-    }
-  }
-  for (size_t t = 0; t < xs.size(); t += kTileTokens) {
-    const auto tokens = static_cast<int>(std::min<size_t>(kTileTokens, xs.size() - t));
-    dot_rows_tail<Block>(tokens, row, row_bytes, n_rows, xs.data() + t,
-                         out + static_cast<int64_t>(t) * out_stride, out_stride);
+    out[r] = hsum8(acc) + offset;
   }
 }
 
-#define EVENTKV_DOT_ROWS_INT8(Block)                                  \
-  template void dot_rows_int8<Block>(const uint8_t*, size_t, int64_t, \
-                                     std::span<const Q8Activations>, float*, int64_t)
+// A tile of up to 8 tokens, one per lane: each weight block is unpacked
+// once, and each of its words, broadcast, multiplies every token.
+template <typename Block>
+void dot_rows_tile(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8TokenLanes& x,
+                   float* out, int64_t out_stride) {
+  using W = Weights<Block>;
+  constexpr int64_t kT = Q8TokenLanes::kTokens;
+  constexpr int kWords = Block::kElems / 4;
+  constexpr int kSums = Block::kElems / 32;
+  const auto n_blocks = static_cast<int64_t>(x.d.size()) / kT;
+  alignas(32) uint8_t q[Block::kElems];
+  int16_t word_scales[kWords];
+  for (int64_t r = 0; r < n_rows; ++r, row += row_bytes) {
+    v8f acc[8] = {};
+    v8f offset{};
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      const uint8_t* block = row + b * Block::kBytes;
+      const int8_t* xb = x.q.data() + b * Block::kElems * kT;
+      v8i p[8] = {};
+      if constexpr (requires { W::word(block, 0); }) {
+        for (int w = 0; w < kWords; ++w)
+          p[w] = word_dots<W::kSigned>(W::word(block, w), load32_i8(xb + 32 * w));
+      } else if constexpr (Block::kElems == 32) {
+        const v32u8 quants = W::quants(block);
+        std::memcpy(q, &quants, sizeof(quants));
+        // Keeps GCC from forwarding the stored register to the broadcasts.
+        asm volatile("" ::: "memory");
+        for (int w = 0; w < kWords; ++w)
+          p[w] = word_dots<W::kSigned>(broadcast_word(q + 4 * w), load32_i8(xb + 32 * w));
+      } else {
+        W::unpack(block, q, word_scales);
+        asm volatile("" ::: "memory");
+        for (int w = 0; w < kWords; ++w) {
+          p[w % 8] += scaled_word_dots<W::kSigned>(broadcast_word(q + 4 * w),
+                                                   load32_i8(xb + 32 * w), word_scales[w]);
+        }
+      }
+      v8f dx;
+      std::memcpy(&dx, x.d.data() + b * kT, sizeof(dx));
+      v8f sums[kSums];
+      std::memcpy(sums, x.sums32.data() + b * kSums * kT, sizeof(sums));
+      W::finish(block, p, dx, sums, acc, offset);
+    }
+    v8f total{};
+    for (const v8f& lane : acc) total += lane;
+    float lanes[kT];
+    const v8f result = total + offset;
+    std::memcpy(lanes, &result, sizeof(lanes));
+    for (int64_t t = 0; t < x.n_tokens; ++t) out[t * out_stride + r] = lanes[t];
+  }
+}
+
+template <typename Block>
+void dot_rows_int8(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Batch& x,
+                   float* out, int64_t out_stride) {
+  for (const Q8Activations& token : x.tokens) {
+    if (token.block != Block::kElems) {
+      fail("dot_rows_q8: activations in blocks of ", token.block, ", the weights need ",
+           Block::kElems);
+    }
+  }
+  if (x.tiles.empty()) {
+    for (size_t t = 0; t < x.tokens.size(); ++t) {
+      dot_rows_token<Block>(row, row_bytes, n_rows, x.tokens[t],
+                            out + static_cast<int64_t>(t) * out_stride);
+    }
+    return;
+  }
+  for (size_t i = 0; i < x.tiles.size(); ++i) {
+    dot_rows_tile<Block>(row, row_bytes, n_rows, x.tiles[i],
+                         out + static_cast<int64_t>(i) * Q8TokenLanes::kTokens * out_stride,
+                         out_stride);
+  }
+}
+
+#define EVENTKV_DOT_ROWS_INT8(Block)                                                          \
+  template void dot_rows_int8<Block>(const uint8_t*, size_t, int64_t, const Q8Batch&, float*, \
+                                     int64_t)
 EVENTKV_DOT_ROWS_INT8(BlockQ4_0);
 EVENTKV_DOT_ROWS_INT8(BlockQ4_1);
 EVENTKV_DOT_ROWS_INT8(BlockQ5_0);

@@ -9,7 +9,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 
 #include "compute/activation_q8.h"
 #include "gguf/types.h"
@@ -21,12 +20,12 @@ namespace eventkv::compute {
 // (they keep the f32 path).
 int64_t q8_block_elems(gguf::GgmlType type);
 
-// out[t * out_stride + r] = sum_i W[r, i] * xs[t][i] for n_rows consecutive
-// rows (row_bytes apart) of `type` and every token t of xs, which all hold
-// the row's number of elements in blocks of q8_block_elems(type) (throws
-// Error otherwise). Each weight block is unpacked once for several tokens; a
-// token's result has the same bits whatever the other tokens.
+// out[t * out_stride + r] = sum_i W[r, i] * x_t[i] for n_rows consecutive
+// rows (row_bytes apart) of `type` and every token t of x, quantized in
+// blocks of q8_block_elems(type) (throws Error otherwise). Several tokens
+// are multiplied side by side (x.tiles), each weight block unpacked once
+// for all; a token's result has the same bits alone or batched.
 void dot_rows_q8(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows,
-                 std::span<const Q8Activations> xs, float* out, int64_t out_stride);
+                 const Q8Batch& x, float* out, int64_t out_stride);
 
 }  // namespace eventkv::compute

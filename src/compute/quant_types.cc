@@ -103,11 +103,11 @@ int64_t q8_block_elems(gguf::GgmlType type) {
 }
 
 void dot_rows_q8(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows,
-                 std::span<const Q8Activations> xs, float* out, int64_t out_stride) {
+                 const Q8Batch& x, float* out, int64_t out_stride) {
   const QuantType* q = find_quant_type(type);
   if (q == nullptr || q->dot_q8 == nullptr)
     fail("dot_rows_q8: no integer kernel for ", gguf::type_name(type));
-  q->dot_q8(row, row_bytes, n_rows, xs, out, out_stride);
+  q->dot_q8(row, row_bytes, n_rows, x, out, out_stride);
 }
 
 }  // namespace eventkv::compute

@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 
 #include "compute/activation_q8.h"
 #include "gguf/types.h"
@@ -20,8 +19,8 @@ using DequantizeFn = void (*)(const uint8_t* src, float* dst, int64_t n);
 using DotF32Fn = void (*)(const uint8_t* row, size_t row_bytes, int64_t n_rows, const float* x,
                           const float* xsum32, int64_t n, float* out);
 // As dot_rows_q8 (compute/quant_dot_q8.h).
-using DotQ8Fn = void (*)(const uint8_t* row, size_t row_bytes, int64_t n_rows,
-                         std::span<const Q8Activations> xs, float* out, int64_t out_stride);
+using DotQ8Fn = void (*)(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Batch& x,
+                         float* out, int64_t out_stride);
 
 struct QuantType {
   gguf::GgmlType type;

@@ -101,7 +101,7 @@ TEST_P(Int8Kernel, IsExactOnTheQuantizedActivationsAndBoundedAgainstF32) {
     const std::vector<float> xd = dequantized(xq);
     float int8[kRows];
     float f32[kRows];
-    dot_rows_q8(type, weights.data(), row_bytes, kRows, {&xq, 1}, int8, 0);
+    dot_rows_q8(type, weights.data(), row_bytes, kRows, Q8Batch{{xq}, {}}, int8, 0);
     const std::vector<float> xsums = block_sums32(x.data(), kElems);
     dot_rows(type, weights.data(), row_bytes, kRows, x.data(), xsums.data(), kElems, f32);
     std::vector<float> w(static_cast<size_t>(kElems));
@@ -122,27 +122,32 @@ TEST_P(Int8Kernel, IsExactOnTheQuantizedActivationsAndBoundedAgainstF32) {
   }
 }
 
-// Tokens multiplied together (the weights unpacked once per tile of tokens)
-// give each token the bits it gets alone, for every tile size and tail.
+// Tokens multiplied side by side give each token the bits it gets alone,
+// for every tile size and tail.
 TEST_P(Int8Kernel, ManyTokensGiveEachTokenItsOwnBits) {
-  constexpr int64_t kMaxTokens = 19;  // two tiles of 8 and a tail of 3 (AVX-512), or of 4 and 3
+  constexpr int64_t kMaxTokens = 19;  // two tiles of 8 and a tail of 3
   const gguf::GgmlType type = GetParam();
   const size_t row_bytes = row_bytes_of(type, kElems);
   Rng rng(11);
   const std::vector<uint8_t> weights = gguf::random_tensor_bytes(type, kElems, kRows, rng, 0.05f);
-  std::vector<Q8Activations> xs;
+  std::vector<float> x;
   for (int64_t t = 0; t < kMaxTokens; ++t) {
-    const std::vector<float> x = random_activations(rng, kElems);
-    xs.push_back(quantize_activations(x.data(), kElems, q8_block_elems(type)));
+    const std::vector<float> token = random_activations(rng, kElems);
+    x.insert(x.end(), token.begin(), token.end());
   }
+  const int64_t block = q8_block_elems(type);
   std::vector<float> alone(static_cast<size_t>(kMaxTokens * kRows));
-  for (int64_t t = 0; t < kMaxTokens; ++t)
-    dot_rows_q8(type, weights.data(), row_bytes, kRows, {&xs[t], 1}, &alone[t * kRows], 0);
-  for (int64_t n = 1; n <= kMaxTokens; ++n) {
+  for (int64_t t = 0; t < kMaxTokens; ++t) {
+    const Q8Batch one = quantize_batch(x.data() + t * kElems, 1, kElems, block);
+    ASSERT_TRUE(one.tiles.empty());
+    dot_rows_q8(type, weights.data(), row_bytes, kRows, one, &alone[t * kRows], 0);
+  }
+  for (int64_t n = 2; n <= kMaxTokens; ++n) {
     SCOPED_TRACE(n);
+    const Q8Batch batch = quantize_batch(x.data(), n, kElems, block);
+    ASSERT_EQ(batch.tiles.size(), static_cast<size_t>((n + 7) / 8));
     std::vector<float> together(static_cast<size_t>(n * kRows));
-    dot_rows_q8(type, weights.data(), row_bytes, kRows, {xs.data(), static_cast<size_t>(n)},
-                together.data(), kRows);
+    dot_rows_q8(type, weights.data(), row_bytes, kRows, batch, together.data(), kRows);
     for (int64_t i = 0; i < n * kRows; ++i)
       ASSERT_EQ(together[i], alone[i]) << "token " << i / kRows << " row " << i % kRows;
   }
@@ -158,21 +163,13 @@ TEST(Int8Kernel, OtherTypesHaveNoKernel) {
     EXPECT_EQ(q8_block_elems(type), 0) << gguf::type_name(type);
   }
   const std::vector<float> x(256, 1.0f);
-  const Q8Activations xq = quantize_activations(x.data(), 256, 256);
+  const Q8Batch xq = quantize_batch(x.data(), 1, 256, 256);
   const std::vector<uint8_t> row(row_bytes_of(gguf::GgmlType::kQ3_K, 256));
   float out = 0.0f;
-  EXPECT_THROW(dot_rows_q8(gguf::GgmlType::kQ3_K, row.data(), row.size(), 1, {&xq, 1}, &out, 0),
-               Error);
+  EXPECT_THROW(dot_rows_q8(gguf::GgmlType::kQ3_K, row.data(), row.size(), 1, xq, &out, 0), Error);
   // Activations in blocks of 256 do not fit a 32-block weight type.
   const std::vector<uint8_t> q8_row(row_bytes_of(gguf::GgmlType::kQ8_0, 256));
-  EXPECT_THROW(
-      dot_rows_q8(gguf::GgmlType::kQ8_0, q8_row.data(), q8_row.size(), 1, {&xq, 1}, &out, 0),
-      Error);
-  // Tokens of different lengths.
-  const Q8Activations shorter = quantize_activations(x.data(), 224, 32);
-  const Q8Activations tokens[] = {quantize_activations(x.data(), 256, 32), shorter};
-  float two[2];
-  EXPECT_THROW(dot_rows_q8(gguf::GgmlType::kQ8_0, q8_row.data(), q8_row.size(), 1, tokens, two, 1),
+  EXPECT_THROW(dot_rows_q8(gguf::GgmlType::kQ8_0, q8_row.data(), q8_row.size(), 1, xq, &out, 0),
                Error);
 }
 
