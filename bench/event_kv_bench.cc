@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kv/event_kv.h"
+#include "util/error.h"
 #include "util/rng.h"
 
 namespace {
@@ -35,7 +36,7 @@ std::vector<EventTokens> history_events(uint64_t seed) {
   eventkv::Rng rng(seed);
   std::vector<EventTokens> events;
   for (int e = 0; e < kEvents; ++e) {
-    EventTokens event{"e" + std::to_string(e), e % 2 == 0 ? "user" : "assistant", {}};
+    EventTokens event{eventkv::str_cat("e", e), e % 2 == 0 ? "user" : "assistant", {}};
     const int length = 60 + static_cast<int>(rng.below(31));
     for (int i = 0; i < length; ++i)
       event.tokens.push_back(static_cast<int32_t>(100 + rng.below(30000)));
