@@ -61,8 +61,8 @@ Q8TokenLanes token_lanes(std::span<const Q8Activations> xs) {
   lanes.sums32.assign(static_cast<size_t>(n / 32 * kT), 0.0f);
   for (int64_t t = 0; t < lanes.n_tokens; ++t) {
     const Q8Activations& x = xs[static_cast<size_t>(t)];
-    for (int64_t j = 0; j < n / 4; ++j)
-      std::memcpy(lanes.q.data() + (j * kT + t) * 4, x.q.data() + j * 4, 4);
+    for (int64_t i = 0; i < n / 8; ++i)
+      std::memcpy(lanes.q.data() + (i * kT + t) * 8, x.q.data() + i * 8, 8);
     for (size_t b = 0; b < x.d.size(); ++b) lanes.d[b * kT + t] = x.d[b];
     for (size_t g = 0; g < x.sums32.size(); ++g) lanes.sums32[g * kT + t] = x.sums32[g];
   }

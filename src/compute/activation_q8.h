@@ -23,14 +23,14 @@ struct Q8Activations {
 Q8Activations quantize_activations(const float* x, int64_t n, int64_t block);
 
 // Up to kTokens tokens' activations side by side, what the batched integer
-// kernels read: one 32-byte load holds quants 4 j .. 4 j + 3 of every token,
-// so one weight word times it is a dot product step of each token at once.
+// kernels read: one 64-byte load holds quants 8 i .. 8 i + 7 of every token,
+// so two weight words times it are a dot product step of each token at once.
 // Lanes past n_tokens hold zeros.
 struct Q8TokenLanes {
   static constexpr int64_t kTokens = 8;
   int64_t block = 0;
   int64_t n_tokens = 0;
-  std::vector<int8_t> q;      // [n / 4][kTokens][4]
+  std::vector<int8_t> q;      // [n / 8][kTokens][8]
   std::vector<float> d;       // [n / block][kTokens]
   std::vector<float> sums32;  // [n / 32][kTokens]
 };

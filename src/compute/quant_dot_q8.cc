@@ -23,7 +23,13 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 typedef float v8f __attribute__((vector_size(32)));
 typedef uint8_t v8u8 __attribute__((vector_size(8)));
 typedef uint8_t v4u8 __attribute__((vector_size(4)));
-typedef uint32_t v8u __attribute__((vector_size(32)));
+// Twice as wide: two weight words of 8 tokens (Q8TokenLanes), a word per
+// 32-bit lane.
+typedef uint8_t v64u8 __attribute__((vector_size(64)));
+typedef int8_t v64i8 __attribute__((vector_size(64)));
+typedef uint64_t v8u64 __attribute__((vector_size(64)));
+typedef int32_t v16i32 __attribute__((vector_size(64)));
+typedef float v16f32 __attribute__((vector_size(64)));
 
 v32u8 load32_u8(const uint8_t* p) {
   v32u8 v;
@@ -140,20 +146,32 @@ v32u8 fifth_bits32(const uint8_t* qh_bytes) {
 #endif
 }
 
-// A word of 4 weights in every 32-bit lane, from memory: a broadcast load
-// runs on a load port, while spreading a word held in a register takes a
-// shuffle, on the one port that the unpacking's shuffles need too.
-v32u8 broadcast_word(const uint8_t* p) {
-  uint32_t word;
-  std::memcpy(&word, p, sizeof(word));
-  return reinterpret_cast<v32u8>(v8u{} + word);
+// Two words of 4 weights in every 64-bit lane, from memory: a broadcast
+// load runs on a load port, while spreading words held in a register takes
+// a shuffle, on the one port that the unpacking's shuffles need too.
+v64u8 broadcast_pair(const uint8_t* p) {
+  uint64_t pair;
+  std::memcpy(&pair, p, sizeof(pair));
+  return reinterpret_cast<v64u8>(v8u64{} + pair);
 }
 
-// Word w (0..7) of the 32 4-bit weights of 16 packed bytes: low nibbles are
-// weights 0..15, high nibbles 16..31 (as nibbles32), broadcast from memory.
-v32u8 nibble_word(const uint8_t* qs, int w) {
-  const v32u8 word = broadcast_word(qs + 4 * (w % 4));
-  return w < 4 ? word & 15 : reinterpret_cast<v32u8>(reinterpret_cast<v8u>(word) >> 4) & 15;
+// Words 2 i and 2 i + 1 (i < 4) of the 32 4-bit weights of 16 packed bytes:
+// low nibbles are weights 0..15, high nibbles 16..31 (as nibbles32).
+v64u8 nibble_pair(const uint8_t* qs, int i) {
+  const v64u8 pair = broadcast_pair(qs + 8 * (i % 2));
+  return i < 2 ? pair & 15 : reinterpret_cast<v64u8>(reinterpret_cast<v8u64>(pair) >> 4) & 15;
+}
+
+v16f32 interleave(v8f even, v8f odd) {
+  return __builtin_shufflevector(even, odd, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+}
+
+v8f even_lanes(v16f32 v) {
+  return __builtin_shufflevector(v, v, 0, 2, 4, 6, 8, 10, 12, 14);
+}
+
+v8f odd_lanes(v16f32 v) {
+  return __builtin_shufflevector(v, v, 1, 3, 5, 7, 9, 11, 13, 15);
 }
 
 // Weights<Block> holds what the kernels know of a layout, two ways:
@@ -162,13 +180,15 @@ v32u8 nibble_word(const uint8_t* qs, int w) {
 //   into a vector accumulator whose lane j sums the products of every block's
 //   word j (weights 4 j .. 4 j + 3 of each 32), and a per-block offset or min
 //   (times the sums of the activation quants) into `offset` or the lanes;
-// - unpack() and finish() do the same for a tile of 8 tokens side by side
-//   (compute/activation_q8.h: Q8TokenLanes), a token per lane: unpack()
-//   writes the block's weights as bytes and an integer scale per word, the
-//   tile kernel multiplies each word with all tokens at once into P[word %
-//   8], and finish() applies the float terms to accumulators acc[j] that
-//   are each token's lane j of add(), with the same operations in the same
-//   order. So a token's result has the same bits alone or in a tile.
+// - pair() or unpack(), and finish(), do the same for a tile of 8 tokens
+//   side by side (compute/activation_q8.h: Q8TokenLanes): pair() gives two
+//   words of weights broadcast, unpack() writes the block's weights as bytes
+//   and an integer scale per pair of words; the tile kernel multiplies each
+//   pair with all tokens at once into p[pair % 4], whose lane 2 t + k is
+//   token t's word j = 2 (pair % 4) + k; finish() applies the float terms
+//   to accumulators laid out alike, each lane the lane j of add() for its
+//   token, with the same operations in the same order. So a token's result
+//   has the same bits alone or in a tile.
 template <typename Block>
 struct Weights;
 
@@ -176,17 +196,17 @@ template <>
 struct Weights<BlockQ4_0> {
   static constexpr bool kSigned = false;
   static v32u8 quants(const uint8_t* block) { return nibbles32(block + BlockQ4_0::kQs); }
-  static v32u8 word(const uint8_t* block, int w) { return nibble_word(block + BlockQ4_0::kQs, w); }
+  static v64u8 pair(const uint8_t* block, int i) { return nibble_pair(block + BlockQ4_0::kQs, i); }
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float& offset) {
     const float d = fp16_at(block);
     acc = __builtin_convertvector(dot_u6(quants(block), load32_i8(x)), v8f) * (d * dx) + acc;
     offset -= 8.0f * d * sums32[0];
   }
-  static void finish(const uint8_t* block, const v8i* p, v8f dx, const v8f* sums, v8f* acc,
+  static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
                      v8f& offset) {
     const float d = fp16_at(block);
-    for (int j = 0; j < 8; ++j) acc[j] = __builtin_convertvector(p[j], v8f) * (d * dx) + acc[j];
+    for (int k = 0; k < 4; ++k) acc[k] = __builtin_convertvector(p[k], v16f32) * (d * dx) + acc[k];
     offset -= 8.0f * d * sums[0];
   }
 };
@@ -208,10 +228,10 @@ struct Weights<BlockQ5<kHasMin>> {
     acc = __builtin_convertvector(dot_u6(quants(block), load32_i8(x)), v8f) * (d * dx) + acc;
     offset += min_of(block, d) * sums32[0];
   }
-  static void finish(const uint8_t* block, const v8i* p, v8f dx, const v8f* sums, v8f* acc,
+  static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
                      v8f& offset) {
     const float d = fp16_at(block);
-    for (int j = 0; j < 8; ++j) acc[j] = __builtin_convertvector(p[j], v8f) * (d * dx) + acc[j];
+    for (int k = 0; k < 4; ++k) acc[k] = __builtin_convertvector(p[k], v16f32) * (d * dx) + acc[k];
     offset += min_of(block, d) * sums[0];
   }
 };
@@ -220,7 +240,7 @@ template <>
 struct Weights<BlockQ4_1> {
   static constexpr bool kSigned = false;
   static v32u8 quants(const uint8_t* block) { return nibbles32(block + BlockQ4_1::kQs); }
-  static v32u8 word(const uint8_t* block, int w) { return nibble_word(block + BlockQ4_1::kQs, w); }
+  static v64u8 pair(const uint8_t* block, int i) { return nibble_pair(block + BlockQ4_1::kQs, i); }
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float& offset) {
     acc =
@@ -228,10 +248,10 @@ struct Weights<BlockQ4_1> {
         acc;
     offset += fp16_at(block + BlockQ4_1::kM) * sums32[0];
   }
-  static void finish(const uint8_t* block, const v8i* p, v8f dx, const v8f* sums, v8f* acc,
+  static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
                      v8f& offset) {
     const float d = fp16_at(block);
-    for (int j = 0; j < 8; ++j) acc[j] = __builtin_convertvector(p[j], v8f) * (d * dx) + acc[j];
+    for (int k = 0; k < 4; ++k) acc[k] = __builtin_convertvector(p[k], v16f32) * (d * dx) + acc[k];
     offset += fp16_at(block + BlockQ4_1::kM) * sums[0];
   }
 };
@@ -240,16 +260,17 @@ template <>
 struct Weights<BlockQ8_0> {
   static constexpr bool kSigned = true;
   static v32u8 quants(const uint8_t* block) { return load32_u8(block + BlockQ8_0::kQs); }
-  static v32u8 word(const uint8_t* block, int w) {
-    return broadcast_word(block + BlockQ8_0::kQs + 4 * w);
+  static v64u8 pair(const uint8_t* block, int i) {
+    return broadcast_pair(block + BlockQ8_0::kQs + 8 * i);
   }
   static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
     const v8i p = dot_i8(reinterpret_cast<v32i8>(quants(block)), load32_i8(x));
     acc = __builtin_convertvector(p, v8f) * (fp16_at(block) * dx) + acc;
   }
-  static void finish(const uint8_t* block, const v8i* p, v8f dx, const v8f*, v8f* acc, v8f&) {
+  static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f*, v16f32* acc,
+                     v8f&) {
     const float d = fp16_at(block);
-    for (int j = 0; j < 8; ++j) acc[j] = __builtin_convertvector(p[j], v8f) * (d * dx) + acc[j];
+    for (int k = 0; k < 4; ++k) acc[k] = __builtin_convertvector(p[k], v16f32) * (d * dx) + acc[k];
   }
 };
 
@@ -289,7 +310,7 @@ struct Weights<BlockQ45_K<kFifthBit>> {
     acc = __builtin_convertvector(mins, v8f) * sums * -fp16_at(block + Block::kDmin) + acc;
   }
 
-  static void unpack(const uint8_t* block, uint8_t* q, int16_t* word_scales) {
+  static void unpack(const uint8_t* block, uint8_t* q, int16_t* pair_scales) {
     uint8_t scales_mins[16];
     unpack_k4_scales(block + Block::kScales, scales_mins);
     for (int c = 0; c < 4; ++c) {
@@ -298,17 +319,20 @@ struct Weights<BlockQ45_K<kFifthBit>> {
       std::memcpy(q + 64 * c, &low, sizeof(low));
       std::memcpy(q + 64 * c + 32, &high, sizeof(high));
     }
-    for (int w = 0; w < 64; ++w) word_scales[w] = scales_mins[w / 8];
+    for (int i = 0; i < 32; ++i) pair_scales[i] = scales_mins[i / 4];
   }
 
-  static void finish(const uint8_t* block, const v8i* p, v8f dx, const v8f* sums, v8f* acc, v8f&) {
+  static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
+                     v8f&) {
     uint8_t scales_mins[16];
     unpack_k4_scales(block + Block::kScales, scales_mins);
     const float d = fp16_at(block);
     const float dmin = fp16_at(block + Block::kDmin);
-    for (int j = 0; j < 8; ++j) {
-      acc[j] = __builtin_convertvector(p[j], v8f) * (d * dx) + acc[j];
-      acc[j] = static_cast<float>(scales_mins[8 + j]) * sums[j] * -dmin + acc[j];
+    for (int k = 0; k < 4; ++k) {
+      const v16f32 mins = interleave(v8f{} + static_cast<float>(scales_mins[8 + 2 * k]),
+                                     v8f{} + static_cast<float>(scales_mins[9 + 2 * k]));
+      acc[k] = __builtin_convertvector(p[k], v16f32) * (d * dx) + acc[k];
+      acc[k] = mins * interleave(sums[2 * k], sums[2 * k + 1]) * -dmin + acc[k];
     }
   }
 };
@@ -356,35 +380,93 @@ struct Weights<BlockQ6_K> {
     acc = __builtin_convertvector(products, v8f) * (fp16_at(block + BlockQ6_K::kD) * dx) + acc;
   }
 
-  static void unpack(const uint8_t* block, uint8_t* q, int16_t* word_scales) {
+  static void unpack(const uint8_t* block, uint8_t* q, int16_t* pair_scales) {
     for (int half = 0; half < 2; ++half) {
       for (int run = 0; run < 4; ++run) {
         const v32i8 weights = run_weights(block, half, run);
         std::memcpy(q + 128 * half + 32 * run, &weights, sizeof(weights));
       }
     }
-    for (int w = 0; w < 64; ++w)
-      word_scales[w] = static_cast<int8_t>(block[BlockQ6_K::kScales + w / 4]);
+    for (int i = 0; i < 32; ++i)
+      pair_scales[i] = static_cast<int8_t>(block[BlockQ6_K::kScales + i / 2]);
   }
 
-  static void finish(const uint8_t* block, const v8i* p, v8f dx, const v8f*, v8f* acc, v8f&) {
+  static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f*, v16f32* acc,
+                     v8f&) {
     const float d = fp16_at(block + BlockQ6_K::kD);
-    for (int j = 0; j < 8; ++j) acc[j] = __builtin_convertvector(p[j], v8f) * (d * dx) + acc[j];
+    for (int k = 0; k < 4; ++k) acc[k] = __builtin_convertvector(p[k], v16f32) * (d * dx) + acc[k];
   }
 };
 
-// One weight word, broadcast, times 4 quants of each of 8 tokens: a token's
-// products per lane, as dot_u6 / dot_i8 give them per word for one token.
+// The halves of a 64-byte vector, and back.
+template <typename Half, typename Whole>
+Half half_of(Whole v, int h) {
+  Half half;
+  std::memcpy(&half, reinterpret_cast<const char*>(&v) + h * sizeof(Half), sizeof(Half));
+  return half;
+}
+
+v16i32 join(v8i low, v8i high) {
+  v16i32 whole;
+  std::memcpy(&whole, &low, sizeof(low));
+  std::memcpy(reinterpret_cast<char*>(&whole) + sizeof(low), &high, sizeof(high));
+  return whole;
+}
+
+#if defined(__AVX512BW__)
+// Signed weights as dot_i8 takes them: |w|, and x negated where w < 0.
+void make_unsigned(__m512i& w, __m512i& x) {
+  x = _mm512_mask_sub_epi8(x, _mm512_movepi8_mask(w), _mm512_setzero_si512(), x);
+  w = _mm512_abs_epi8(w);
+}
+#endif
+
+// A pair of weight words (broadcast) times 4 quants of each of 8 tokens per
+// word: lane 2 t + k is token t's products with word k, as dot_u6 / dot_i8
+// give them for one token (scaled: times the pair's integer scale, as
+// scaled_dot_u6 / scaled_dot_i8).
 template <bool kSigned>
-v8i word_dots(v32u8 word, v32i8 x) {
-  if constexpr (kSigned) return dot_i8(reinterpret_cast<v32i8>(word), x);
-  return dot_u6(word, x);
+v16i32 pair_dots(v64u8 pair, v64i8 x) {
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  auto w = reinterpret_cast<__m512i>(pair);
+  auto xi = reinterpret_cast<__m512i>(x);
+  if constexpr (kSigned) make_unsigned(w, xi);
+  return reinterpret_cast<v16i32>(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w, xi));
+#else
+  v8i halves[2];
+  for (int h = 0; h < 2; ++h) {
+    const auto w = half_of<v32u8>(pair, h);
+    const auto xh = half_of<v32i8>(x, h);
+    halves[h] = kSigned ? dot_i8(reinterpret_cast<v32i8>(w), xh) : dot_u6(w, xh);
+  }
+  return join(halves[0], halves[1]);
+#endif
 }
 
 template <bool kSigned>
-v8i scaled_word_dots(v32u8 word, v32i8 x, int16_t scale) {
-  if constexpr (kSigned) return scaled_dot_i8(reinterpret_cast<v32i8>(word), x, v16i16{} + scale);
-  return scaled_dot_u6(word, x, v16i16{} + scale);
+v16i32 scaled_pair_dots(v64u8 pair, v64i8 x, int16_t scale) {
+#if defined(__AVX512BW__)
+  auto w = reinterpret_cast<__m512i>(pair);
+  auto xi = reinterpret_cast<__m512i>(x);
+  if constexpr (kSigned) make_unsigned(w, xi);
+  return reinterpret_cast<v16i32>(
+      _mm512_madd_epi16(_mm512_maddubs_epi16(w, xi), _mm512_set1_epi16(scale)));
+#else
+  v8i halves[2];
+  for (int h = 0; h < 2; ++h) {
+    const auto w = half_of<v32u8>(pair, h);
+    const auto xh = half_of<v32i8>(x, h);
+    halves[h] = kSigned ? scaled_dot_i8(reinterpret_cast<v32i8>(w), xh, v16i16{} + scale)
+                        : scaled_dot_u6(w, xh, v16i16{} + scale);
+  }
+  return join(halves[0], halves[1]);
+#endif
+}
+
+v64i8 load64_i8(const int8_t* p) {
+  v64i8 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
 }
 
 }  // namespace
@@ -408,51 +490,54 @@ void dot_rows_token(const uint8_t* row, size_t row_bytes, int64_t n_rows, const 
   }
 }
 
-// A tile of up to 8 tokens, one per lane: each weight block is unpacked
-// once, and each of its words, broadcast, multiplies every token.
+// A tile of up to 8 tokens side by side: each weight block is unpacked once,
+// and each pair of its words, broadcast, multiplies every token.
 template <typename Block>
 void dot_rows_tile(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8TokenLanes& x,
                    float* out, int64_t out_stride) {
   using W = Weights<Block>;
   constexpr int64_t kT = Q8TokenLanes::kTokens;
-  constexpr int kWords = Block::kElems / 4;
+  constexpr int kPairs = Block::kElems / 8;
   constexpr int kSums = Block::kElems / 32;
   const auto n_blocks = static_cast<int64_t>(x.d.size()) / kT;
-  alignas(32) uint8_t q[Block::kElems];
-  int16_t word_scales[kWords];
+  alignas(64) uint8_t q[Block::kElems];
+  int16_t pair_scales[kPairs];
   for (int64_t r = 0; r < n_rows; ++r, row += row_bytes) {
-    v8f acc[8] = {};
+    v16f32 acc[4] = {};
     v8f offset{};
     for (int64_t b = 0; b < n_blocks; ++b) {
       const uint8_t* block = row + b * Block::kBytes;
       const int8_t* xb = x.q.data() + b * Block::kElems * kT;
-      v8i p[8] = {};
-      if constexpr (requires { W::word(block, 0); }) {
-        for (int w = 0; w < kWords; ++w)
-          p[w] = word_dots<W::kSigned>(W::word(block, w), load32_i8(xb + 32 * w));
+      v16i32 p[4] = {};
+      if constexpr (requires { W::pair(block, 0); }) {
+        for (int i = 0; i < kPairs; ++i)
+          p[i] = pair_dots<W::kSigned>(W::pair(block, i), load64_i8(xb + 64 * i));
       } else if constexpr (Block::kElems == 32) {
         const v32u8 quants = W::quants(block);
         std::memcpy(q, &quants, sizeof(quants));
         // Keeps GCC from forwarding the stored register to the broadcasts.
         asm volatile("" ::: "memory");
-        for (int w = 0; w < kWords; ++w)
-          p[w] = word_dots<W::kSigned>(broadcast_word(q + 4 * w), load32_i8(xb + 32 * w));
+        for (int i = 0; i < kPairs; ++i)
+          p[i] = pair_dots<W::kSigned>(broadcast_pair(q + 8 * i), load64_i8(xb + 64 * i));
       } else {
-        W::unpack(block, q, word_scales);
+        W::unpack(block, q, pair_scales);
         asm volatile("" ::: "memory");
-        for (int w = 0; w < kWords; ++w) {
-          p[w % 8] += scaled_word_dots<W::kSigned>(broadcast_word(q + 4 * w),
-                                                   load32_i8(xb + 32 * w), word_scales[w]);
+        for (int i = 0; i < kPairs; ++i) {
+          p[i % 4] += scaled_pair_dots<W::kSigned>(broadcast_pair(q + 8 * i),
+                                                   load64_i8(xb + 64 * i), pair_scales[i]);
         }
       }
       v8f dx;
       std::memcpy(&dx, x.d.data() + b * kT, sizeof(dx));
       v8f sums[kSums];
       std::memcpy(sums, x.sums32.data() + b * kSums * kT, sizeof(sums));
-      W::finish(block, p, dx, sums, acc, offset);
+      W::finish(block, p, interleave(dx, dx), sums, acc, offset);
     }
     v8f total{};
-    for (const v8f& lane : acc) total += lane;
+    for (const v16f32& pair : acc) {
+      total += even_lanes(pair);
+      total += odd_lanes(pair);
+    }
     float lanes[kT];
     const v8f result = total + offset;
     std::memcpy(lanes, &result, sizeof(lanes));
