@@ -67,9 +67,10 @@ std::string percent(const report::Estimate& e) {
 
 // The legend of print_cells' counts, printed once under the tables.
 constexpr const char* kCountsLegend =
-    "\npairs: donor pairs of the cell. aligned:anti:un:ot: pairs where the served cache answers "
+    "\npairs: donor pairs of the cell. aligned:anti:un:ot:ti: pairs where the served cache answers "
     "A's value on A and B's on B (aligned), the other way round (anti), the same on both sides "
-    "(unmoved), or otherwise (other). recovery: aligned / pairs. sign p: two-sided sign test of "
+    "(unmoved), or otherwise (other); ti: ties, a side whose top two candidates lie within "
+    "1e-4 nats, no answer. recovery: aligned / pairs. sign p: two-sided sign test of "
     "aligned against anti. margin: the paired logit margin toward the donors' values.\n";
 
 void print_cells(const std::vector<report::CellResult>& cells) {
@@ -78,14 +79,15 @@ void print_cells(const std::vector<report::CellResult>& cells) {
                 cell.scenario.c_str(), cell.construction.empty() ? "-" : cell.construction.c_str(),
                 static_cast<long long>(cell.distance),
                 cell.valid ? "" : "  ** INVALID: sparse-local moved pairs **");
-    std::printf("  %-14s %5s %17s  %-24s %9s  %s\n", "condition", "pairs", "aligned:anti:un:ot",
+    std::printf("  %-14s %5s %20s  %-24s %9s  %s\n", "condition", "pairs", "aligned:anti:un:ot:ti",
                 "recovery [95% CI]", "sign p", "margin [95% CI]");
     for (const report::ConditionResult& c : cell.conditions) {
       char counts[48];
-      std::snprintf(counts, sizeof(counts), "%lld:%lld:%lld:%lld",
+      std::snprintf(counts, sizeof(counts), "%lld:%lld:%lld:%lld:%lld",
                     static_cast<long long>(c.aligned), static_cast<long long>(c.anti),
-                    static_cast<long long>(c.unmoved), static_cast<long long>(c.other));
-      std::printf("  %-14s %5lld %17s  %-24s %9.2g  %+.3f [%+.3f, %+.3f]\n", c.condition.c_str(),
+                    static_cast<long long>(c.unmoved), static_cast<long long>(c.other),
+                    static_cast<long long>(c.ties));
+      std::printf("  %-14s %5lld %20s  %-24s %9.2g  %+.3f [%+.3f, %+.3f]\n", c.condition.c_str(),
                   static_cast<long long>(c.pairs), counts, percent(c.recovery).c_str(),
                   c.sign_test_p, c.margin.value, c.margin.low, c.margin.high);
     }

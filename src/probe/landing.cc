@@ -31,17 +31,17 @@ double margin(const std::vector<kv::CandidateScore>& scores, const TokenizedPair
          scores[static_cast<size_t>(pair.texts.value_b)].log_prob;
 }
 
-int best(const std::vector<kv::CandidateScore>& scores) {
-  return static_cast<int>(
-      std::max_element(scores.begin(), scores.end(),
-                       [](const auto& x, const auto& y) { return x.log_prob < y.log_prob; }) -
-      scores.begin());
+Answer answer_to(const std::vector<kv::CandidateScore>& scores) {
+  std::vector<double> log_probs;
+  log_probs.reserve(scores.size());
+  for (const kv::CandidateScore& score : scores) log_probs.push_back(score.log_prob);
+  return answer_of(log_probs);
 }
 
 std::string outcome_of(const std::vector<kv::CandidateScore>& to_a,
                        const std::vector<kv::CandidateScore>& to_b, const TokenizedPair& pair) {
-  return std::string(
-      outcome_name(classify(best(to_a), best(to_b), pair.texts.value_a, pair.texts.value_b)));
+  return std::string(outcome_name(
+      label(answer_to(to_a), answer_to(to_b), pair.texts.value_a, pair.texts.value_b)));
 }
 
 // Both sides with the source evicted.

@@ -15,10 +15,6 @@
 namespace eventkv::probe {
 namespace {
 
-int argmax(const std::vector<double>& values) {
-  return static_cast<int>(std::max_element(values.begin(), values.end()) - values.begin());
-}
-
 // A run's wall time sums its stretches of computing; when its start-to-finish
 // span is longer by more than a minute, it was stopped and resumed.
 bool was_resumed(const store::RunRecord& run) {
@@ -44,9 +40,14 @@ report::ConditionResult summarize_condition(std::string_view condition,
     const std::vector<double>& a = it->second.first.log_probs;
     const std::vector<double>& b = it->second.second.log_probs;
     ++result.pairs;
-    const int pa = argmax(a);
-    const int pb = argmax(b);
-    switch (classify(pa, pb, pair->value_a, pair->value_b)) {
+    const Answer answer_a = answer_of(a);
+    const Answer answer_b = answer_of(b);
+    const int pa = answer_a.candidate;
+    const int pb = answer_b.candidate;
+    const Outcome outcome = label(answer_a, answer_b, pair->value_a, pair->value_b);
+    if (outcome != Outcome::kTie && std::min(answer_a.lead, answer_b.lead) < kNearTieFloor)
+      ++result.near_tie_floor;
+    switch (outcome) {
       case Outcome::kAligned:
         ++result.aligned;
         break;
@@ -59,8 +60,12 @@ report::ConditionResult summarize_condition(std::string_view condition,
       case Outcome::kOther:
         ++result.other;
         break;
+      case Outcome::kTie:
+        ++result.ties;
+        break;
     }
-    correct_sides += (pa == pair->value_a ? 1 : 0) + (pb == pair->value_b ? 1 : 0);
+    correct_sides += (pa == pair->value_a && answer_a.lead >= kTieFloor ? 1 : 0) +
+                     (pb == pair->value_b && answer_b.lead >= kTieFloor ? 1 : 0);
     const auto va = static_cast<size_t>(pair->value_a);
     const auto vb = static_cast<size_t>(pair->value_b);
     margins.push_back((a[va] - a[vb]) - (b[va] - b[vb]));

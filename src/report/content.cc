@@ -5,6 +5,7 @@
 
 #include "probe/condition_names.h"
 #include "report/format.h"
+#include "util/error.h"
 
 namespace eventkv::report {
 
@@ -15,7 +16,12 @@ const std::string_view kHowToRead =
     "answers A "
     "and the B-served history answers B, anti-aligned when it is the other way round, unmoved when "
     "both "
-    "give the same answer. Recovery is the share of pairs that are donor-aligned, with its 95% "
+    "give the same answer. A side whose top two candidates lie within 1e-4 nats of each other "
+    "gives no answer (a tie: two correct computations of the same pair, eventkv's kernel "
+    "variants, were measured to move that gap by up to 5.8e-5); a tie counts among the pairs but "
+    "is neither aligned nor anti, and "
+    "the ties column shows in brackets how many labelled pairs lie within 1e-3 nats. "
+    "Recovery is the share of pairs that are donor-aligned, with its 95% "
     "Wilson "
     "interval (the whiskers); aligned:anti counts are the paper's \"99:0\" figures, tested with a "
     "two-sided "
@@ -184,7 +190,9 @@ std::string incomplete_note(const CellGroup& group) {
 const std::string_view kHowToReadFindings =
     "One row per experiment and model. A cell carries the value when sparse-global has more "
     "aligned than anti-aligned pairs with a sign test p < 0.05 (and its sparse-local control is "
-    "exact). The verdict follows the paper's shape: the carrier table and the distance curve "
+    "exact); ties, whose answers lie within the noise floor, count for neither side and stay in "
+    "the recovery's pairs, so they can only weaken a cell. The verdict follows the paper's shape: "
+    "the carrier table and the distance curve "
     "reproduce when some cell carries the value; the construction sweep when some construction "
     "carries it and the best construction's recovery interval lies above the worst one's; the "
     "payload types when binary payloads carry it and 3-digit "
@@ -290,15 +298,17 @@ std::string token_sentence(const LandingMap& map) {
 
 Table condition_table(const CellResult& cell) {
   Table table;
-  table.header = {"condition",         "pairs",       "aligned:anti",    "unmoved", "other",
-                  "recovery [95% CI]", "sign test p", "margin [95% CI]", "accuracy"};
+  table.header = {"condition",       "pairs",       "aligned:anti",      "unmoved",
+                  "other",           "ties (near)", "recovery [95% CI]", "sign test p",
+                  "margin [95% CI]", "accuracy"};
   for (const ConditionResult& result : cell.conditions) {
     const bool flagged = !cell.valid && result.condition == probe::kSparseLocal;
     table.rows.push_back(
         {result.condition + (flagged ? " — INVALID" : ""), std::to_string(result.pairs),
          format_counts(result.aligned, result.anti), std::to_string(result.unmoved),
-         std::to_string(result.other), format_estimate(result.recovery),
-         format_p_value(result.sign_test_p), format_margin(result.margin),
+         std::to_string(result.other), str_cat(result.ties, " (", result.near_tie_floor, ")"),
+         format_estimate(result.recovery), format_p_value(result.sign_test_p),
+         format_margin(result.margin),
          result.accuracy ? format_estimate(*result.accuracy) : std::string(kNone)});
     table.flagged.push_back(flagged);
   }

@@ -16,6 +16,8 @@ json condition_json(const ConditionResult& c) {
               {"anti", c.anti},
               {"unmoved", c.unmoved},
               {"other", c.other},
+              {"ties", c.ties},
+              {"near_tie_floor", c.near_tie_floor},
               {"recovery", estimate_json(c.recovery)},
               {"sign_test_p", c.sign_test_p},
               {"margin", estimate_json(c.margin)}};

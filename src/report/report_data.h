@@ -25,6 +25,10 @@ struct ConditionResult {
   int64_t anti = 0;
   int64_t unmoved = 0;
   int64_t other = 0;
+  // A side leading by less than probe::kTieFloor nats: no answer.
+  int64_t ties = 0;
+  // Labelled pairs whose closer side leads by less than probe::kNearTieFloor.
+  int64_t near_tie_floor = 0;
   Estimate recovery;         // aligned / pairs, Wilson interval
   double sign_test_p = 1.0;  // two-sided, aligned vs anti
   Estimate margin;           // mean paired logit margin, bootstrap interval

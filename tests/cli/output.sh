@@ -39,7 +39,7 @@ check "chat says when a reply is cut at -n" grep -q "^\[reply cut at 2 tokens; -
 "$eventkv" probe "$scenario" -m "$tmp/byte-level.gguf" -t 1 --pairs 2 --distances 1 --db "$tmp/r.db" >"$tmp/probe.out" 2>"$tmp/probe.err"
 check "probe: '4 pairs' for --pairs 2 on 2 cells says pairs count per cell" \
   grep -q ": 4 pairs in .* s (over 2 cells; --pairs counts pairs per cell)" "$tmp/probe.err"
-check "probe: the table's abbreviations are explained under it" grep -q "aligned:anti:un:ot: pairs where" "$tmp/probe.out"
+check "probe: the table's abbreviations are explained under it" grep -q "aligned:anti:un:ot:ti: pairs where" "$tmp/probe.out"
 
 echo "$failures failures"
 [ "$failures" -eq 0 ]

@@ -391,19 +391,22 @@ TEST(ReportMarkdown, WritesConditionRowsAndSentences) {
   cell.scenario = "s";
   cell.suite = "carrier-table";
   cell.conditions.push_back(sample_condition("sparse-global", 100, 51, 3, 40, 0.5));
+  cell.conditions.back().other = 4;
+  cell.conditions.back().ties = 2;
+  cell.conditions.back().near_tie_floor = 5;
   cell.conditions.push_back(sample_condition("sparse-local", 100, 0, 0, 100, 0.0));
   data.cells.push_back(cell);
   const std::string markdown = render_markdown(data);
-  EXPECT_NE(markdown.find("| condition | pairs | aligned:anti | unmoved | other | recovery [95% "
-                          "CI] | sign test p | "
+  EXPECT_NE(markdown.find("| condition | pairs | aligned:anti | unmoved | other | ties (near) | "
+                          "recovery [95% CI] | sign test p | "
                           "margin [95% CI] | accuracy |\n| --- |"),
             std::string::npos);
-  EXPECT_NE(markdown.find("| sparse-global | 100 | 51:3 | 40 | 6 | 51% [41%, 61%] | 2.9e-12 | 0.50 "
-                          "[0.20, 0.80] | — |"),
+  EXPECT_NE(markdown.find("| sparse-global | 100 | 51:3 | 40 | 4 | 2 (5) | 51% [41%, 61%] | "
+                          "2.9e-12 | 0.50 [0.20, 0.80] | — |"),
             std::string::npos);
   EXPECT_NE(
-      markdown.find(
-          "| sparse-local | 100 | 0:0 | 100 | 0 | 0% [0%, 4%] | 1 | 0.00 [-0.30, 0.30] | — |"),
+      markdown.find("| sparse-local | 100 | 0:0 | 100 | 0 | 0 (0) | 0% [0%, 4%] | 1 | 0.00 "
+                    "[-0.30, 0.30] | — |"),
       std::string::npos);
   EXPECT_NE(markdown.find("s: sparse-global recovered 51% [41%, 61%] of 100 pairs, 51:3 "
                           "aligned:anti, p = 2.9e-12."),

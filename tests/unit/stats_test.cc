@@ -2,9 +2,11 @@
 // the closed-form Wilson interval; see the comments).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "probe/stats.h"
+#include "probe/summary.h"
 #include "util/error.h"
 
 namespace eventkv::probe {
@@ -17,6 +19,54 @@ TEST(Stats, ClassifiesPairs) {
   EXPECT_EQ(classify(1, 1, 0, 1), Outcome::kUnmoved);
   EXPECT_EQ(classify(2, 1, 0, 1), Outcome::kOther);
   EXPECT_EQ(classify(0, 2, 0, 1), Outcome::kOther);
+}
+
+TEST(Stats, AnswersWithinTheNoiseFloorAreTies) {
+  const Answer close = answer_of({-1.0, -1.00005, -3.0});
+  EXPECT_EQ(close.candidate, 0);
+  EXPECT_NEAR(close.lead, 5e-5, 1e-12);
+  const Answer clear = answer_of({-2.0, -1.0});
+  EXPECT_EQ(clear.candidate, 1);
+  EXPECT_DOUBLE_EQ(clear.lead, 1.0);
+  EXPECT_EQ(answer_of({-1.0}).lead, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(answer_of({-1.0, -1.0}).lead, 0.0);
+  EXPECT_THROW(answer_of({}), Error);
+  // Either side below the floor: a tie, whatever the candidates.
+  EXPECT_EQ(label(close, clear, 0, 1), Outcome::kTie);
+  EXPECT_EQ(label(clear, close, 1, 0), Outcome::kTie);
+  EXPECT_EQ(outcome_name(Outcome::kTie), "tie");
+  // Just above it, the argmax labels as before.
+  const Answer above = answer_of({-1.0, -1.0 - 1.5 * kTieFloor});
+  EXPECT_EQ(label(above, clear, 0, 1), Outcome::kAligned);
+  EXPECT_EQ(label(clear, above, 0, 1), Outcome::kAnti);
+}
+
+// A cell's counts: a pair whose side leads by 5e-5 nats was labelled aligned
+// by its argmax; it is a tie, and a pair leading by 5e-4 is near the floor.
+TEST(Stats, ConditionCountsTiesAndLabelsNearTheFloor) {
+  const auto pair_with = [](std::vector<double> a, std::vector<double> b) {
+    store::PairRecord pair;
+    pair.value_a = 0;
+    pair.value_b = 1;
+    pair.conditions["sparse-global"] = {store::SideRecord{std::move(a)},
+                                        store::SideRecord{std::move(b)}};
+    return pair;
+  };
+  const std::vector<store::PairRecord> pairs = {
+      pair_with({-1.0, -1.00005}, {-2.0, -1.0}),  // tie
+      pair_with({-1.0, -1.0005}, {-2.0, -1.0}),   // aligned, near the floor
+      pair_with({-1.0, -2.0}, {-2.0, -1.0}),      // aligned
+      pair_with({-2.0, -1.0}, {-1.0, -2.0})};     // anti
+  std::vector<const store::PairRecord*> pointers;
+  for (const store::PairRecord& pair : pairs) pointers.push_back(&pair);
+  const report::ConditionResult result = summarize_condition("sparse-global", pointers, 1);
+  EXPECT_EQ(result.pairs, 4);
+  EXPECT_EQ(result.aligned, 2);
+  EXPECT_EQ(result.anti, 1);
+  EXPECT_EQ(result.ties, 1);
+  EXPECT_EQ(result.near_tie_floor, 1);
+  EXPECT_DOUBLE_EQ(result.recovery.value, 0.5);
+  EXPECT_DOUBLE_EQ(result.sign_test_p, sign_test_p(2, 3));
 }
 
 TEST(Stats, WilsonIntervalKnownValues) {
