@@ -34,6 +34,7 @@ FamilyStats family_stats(const std::string& family, const std::set<std::string>&
   stats.aligned = c.aligned;
   stats.anti = c.anti;
   stats.unmoved = c.unmoved;
+  stats.ties = c.ties;
   stats.other = c.other;
   stats.recovery = c.recovery.value;
   stats.recovery_low = c.recovery.low;

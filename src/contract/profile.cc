@@ -77,6 +77,7 @@ ordered_json stats_json(const FamilyStats& s) {
           {"anti", s.anti},
           {"unmoved", s.unmoved},
           {"other", s.other},
+          {"ties", s.ties},
           {"recovery", s.recovery},
           {"recovery_low", s.recovery_low},
           {"recovery_high", s.recovery_high},
@@ -87,8 +88,8 @@ ordered_json stats_json(const FamilyStats& s) {
 }
 
 FamilyStats read_stats(const JsonFields& f) {
-  f.allow_only({"family", "scenarios", "pairs", "aligned", "anti", "unmoved", "other", "recovery",
-                "recovery_low", "recovery_high", "margin", "margin_low", "margin_high",
+  f.allow_only({"family", "scenarios", "pairs", "aligned", "anti", "unmoved", "other", "ties",
+                "recovery", "recovery_low", "recovery_high", "margin", "margin_low", "margin_high",
                 "meets_rule"});
   FamilyStats s;
   s.family = f.text("family", "", true);
@@ -102,8 +103,9 @@ FamilyStats read_stats(const JsonFields& f) {
   s.anti = count("anti");
   s.unmoved = count("unmoved");
   s.other = count("other");
-  if (s.aligned + s.anti + s.unmoved + s.other != s.pairs)
-    f.problem("pairs", "must be aligned + anti + unmoved + other");
+  s.ties = f.integer("ties", 0, 0, INT64_MAX);
+  if (s.aligned + s.anti + s.unmoved + s.other + s.ties != s.pairs)
+    f.problem("pairs", "must be aligned + anti + unmoved + other + ties");
   if (s.pairs == 0) f.problem("pairs", "must be at least 1");
   s.recovery = f.number("recovery", 0.0, 1.0);
   s.recovery_low = f.number("recovery_low", 0.0, 1.0);

@@ -38,6 +38,7 @@ struct FamilyStats {
   int64_t anti = 0;
   int64_t unmoved = 0;
   int64_t other = 0;
+  int64_t ties = 0;           // probe::kTieFloor: no answer (absent before eventkv had ties)
   double recovery = 0.0;      // aligned / pairs
   double recovery_low = 0.0;  // 95% Wilson interval
   double recovery_high = 0.0;
