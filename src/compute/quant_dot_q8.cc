@@ -406,7 +406,8 @@ Half half_of(Whole v, int h) {
   return half;
 }
 
-v16i32 join(v8i low, v8i high) {
+// (Unused where AVX-512 does the pairs in one register.)
+[[maybe_unused]] v16i32 join(v8i low, v8i high) {
   v16i32 whole;
   std::memcpy(&whole, &low, sizeof(low));
   std::memcpy(reinterpret_cast<char*>(&whole) + sizeof(low), &high, sizeof(high));
