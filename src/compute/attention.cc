@@ -54,7 +54,8 @@ class BlockKeys {
 };
 
 // Up to 16 keys of one kv head: K transposed ([head_dim][16], so 16 scores
-// come from head_dim vector FMAs), V by key ([16][head_dim_v]).
+// come from head_dim vector FMAs), and each key's V row: read in place from
+// an f32 cache, converted into `v` ([16][head_dim_v]) from the others.
 struct Tile {
   void prepare(const AttentionShape& s) {
     kt.resize(static_cast<size_t>(s.head_dim * kTileKeys));
@@ -64,6 +65,7 @@ struct Tile {
 
   AlignedVector<float> kt;
   AlignedVector<float> v;
+  const float* v_rows[kTileKeys] = {};
   std::vector<float> row;
   int32_t positions[kTileKeys] = {};
   int32_t n = 0;
@@ -84,8 +86,14 @@ void load_tile(const AttentionShape& s, const AttentionPlan& plan, const Attenti
       io.kv->read_k(io.layer, cell, kv_head * s.head_dim, s.head_dim, tile.row.data());
     }
     for (int64_t d = 0; d < s.head_dim; ++d) tile.kt[d * kTileKeys + j] = k[d];
-    io.kv->read_v(io.layer, cell, kv_head * s.head_dim_v, s.head_dim_v,
-                  tile.v.data() + j * s.head_dim_v);
+    if (f32) {
+      tile.v_rows[j] =
+          reinterpret_cast<const float*>(io.kv->v_bytes(io.layer, cell)) + kv_head * s.head_dim_v;
+    } else {
+      tile.v_rows[j] = tile.v.data() + j * s.head_dim_v;
+      io.kv->read_v(io.layer, cell, kv_head * s.head_dim_v, s.head_dim_v,
+                    tile.v.data() + j * s.head_dim_v);
+    }
   }
 }
 
@@ -171,7 +179,7 @@ void add_values(const AttentionShape& s, const Tile& tile, const v16f* weights, 
     v16f acc[kGroup];
     for (int g = 0; g < kGroup; ++g) acc[g] = fresh[g] ? v16f{} : load16(parts[g].acc + c);
     for (int32_t j = 0; j < tile.n; ++j) {
-      const v16f values = load16(tile.v.data() + j * s.head_dim_v + c);
+      const v16f values = load16(tile.v_rows[j] + c);
       for (int g = 0; g < kGroup; ++g) acc[g] = p[g][j] * values + acc[g];
     }
     for (int g = 0; g < kGroup; ++g) store16(parts[g].acc + c, acc[g]);
