@@ -404,10 +404,9 @@ TEST(ReportMarkdown, WritesConditionRowsAndSentences) {
   EXPECT_NE(markdown.find("| sparse-global | 100 | 51:3 | 40 | 4 | 2 (5) | 51% [41%, 61%] | "
                           "2.9e-12 | 0.50 [0.20, 0.80] | — |"),
             std::string::npos);
-  EXPECT_NE(
-      markdown.find("| sparse-local | 100 | 0:0 | 100 | 0 | 0 (0) | 0% [0%, 4%] | 1 | 0.00 "
-                    "[-0.30, 0.30] | — |"),
-      std::string::npos);
+  EXPECT_NE(markdown.find("| sparse-local | 100 | 0:0 | 100 | 0 | 0 (0) | 0% [0%, 4%] | 1 | 0.00 "
+                          "[-0.30, 0.30] | — |"),
+            std::string::npos);
   EXPECT_NE(markdown.find("s: sparse-global recovered 51% [41%, 61%] of 100 pairs, 51:3 "
                           "aligned:anti, p = 2.9e-12."),
             std::string::npos);
