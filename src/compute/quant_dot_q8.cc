@@ -361,10 +361,15 @@ struct Weights<BlockQ6_K> {
     return reinterpret_cast<v32i8>(nibbles | q6_high_bits(high, run)) - 32;
   }
 
-  static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
+  // The 16 int8 scales, one per 16 weights.
+  static v16i16 scales16(const uint8_t* block) {
     v16i8 packed;
     std::memcpy(&packed, block + BlockQ6_K::kScales, sizeof(packed));
-    const auto scales = __builtin_convertvector(packed, v16i16);
+    return __builtin_convertvector(packed, v16i16);
+  }
+
+  static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
+    const v16i16 scales = scales16(block);
     v8i products{};
     for (int half = 0; half < 2; ++half) {
       for (int run = 0; run < 4; ++run) {
@@ -387,8 +392,8 @@ struct Weights<BlockQ6_K> {
         std::memcpy(q + 128 * half + 32 * run, &weights, sizeof(weights));
       }
     }
-    for (int i = 0; i < 32; ++i)
-      pair_scales[i] = static_cast<int8_t>(block[BlockQ6_K::kScales + i / 2]);
+    const v16i16 scales = scales16(block);
+    for (int i = 0; i < 32; ++i) pair_scales[i] = scales[i / 2];
   }
 
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f*, v16f32* acc,
