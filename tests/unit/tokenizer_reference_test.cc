@@ -34,7 +34,10 @@ std::string fnv1a32(const std::vector<TokenId>& ids) {
 
 std::string describe(const std::string& text, const std::vector<TokenId>& ids) {
   std::string out = json(text).dump() + " -> [";
-  for (size_t i = 0; i < ids.size() && i < 40; ++i) out += (i ? " " : "") + std::to_string(ids[i]);
+  for (size_t i = 0; i < ids.size() && i < 40; ++i) {
+    if (i > 0) out += ' ';
+    out += std::to_string(ids[i]);
+  }
   return out + (ids.size() > 40 ? " ...]" : "]");
 }
 
