@@ -174,6 +174,12 @@ v8f odd_lanes(v16f32 v) {
   return __builtin_shufflevector(v, v, 1, 3, 5, 7, 9, 11, 13, 15);
 }
 
+// A tile's products of one block, scaled (d times each token's dx), added to
+// the lane-j accumulators: what every layout's finish() starts with.
+void add_scaled(const v16i32* p, v16f32 scale, v16f32* acc) {
+  for (int k = 0; k < 4; ++k) acc[k] = __builtin_convertvector(p[k], v16f32) * scale + acc[k];
+}
+
 // Weights<Block> holds what the kernels know of a layout, two ways:
 // - add() multiplies one block with one token's activation block: the
 //   integer products, scaled by the block's d times the activations' dx,
@@ -206,7 +212,7 @@ struct Weights<BlockQ4_0> {
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
                      v8f& offset) {
     const float d = fp16_at(block);
-    for (int k = 0; k < 4; ++k) acc[k] = __builtin_convertvector(p[k], v16f32) * (d * dx) + acc[k];
+    add_scaled(p, d * dx, acc);
     offset -= 8.0f * d * sums[0];
   }
 };
@@ -231,7 +237,7 @@ struct Weights<BlockQ5<kHasMin>> {
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
                      v8f& offset) {
     const float d = fp16_at(block);
-    for (int k = 0; k < 4; ++k) acc[k] = __builtin_convertvector(p[k], v16f32) * (d * dx) + acc[k];
+    add_scaled(p, d * dx, acc);
     offset += min_of(block, d) * sums[0];
   }
 };
@@ -251,7 +257,7 @@ struct Weights<BlockQ4_1> {
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
                      v8f& offset) {
     const float d = fp16_at(block);
-    for (int k = 0; k < 4; ++k) acc[k] = __builtin_convertvector(p[k], v16f32) * (d * dx) + acc[k];
+    add_scaled(p, d * dx, acc);
     offset += fp16_at(block + BlockQ4_1::kM) * sums[0];
   }
 };
@@ -270,7 +276,7 @@ struct Weights<BlockQ8_0> {
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f*, v16f32* acc,
                      v8f&) {
     const float d = fp16_at(block);
-    for (int k = 0; k < 4; ++k) acc[k] = __builtin_convertvector(p[k], v16f32) * (d * dx) + acc[k];
+    add_scaled(p, d * dx, acc);
   }
 };
 
@@ -328,10 +334,10 @@ struct Weights<BlockQ45_K<kFifthBit>> {
     unpack_k4_scales(block + Block::kScales, scales_mins);
     const float d = fp16_at(block);
     const float dmin = fp16_at(block + Block::kDmin);
+    add_scaled(p, d * dx, acc);
     for (int k = 0; k < 4; ++k) {
       const v16f32 mins = interleave(v8f{} + static_cast<float>(scales_mins[8 + 2 * k]),
                                      v8f{} + static_cast<float>(scales_mins[9 + 2 * k]));
-      acc[k] = __builtin_convertvector(p[k], v16f32) * (d * dx) + acc[k];
       acc[k] = mins * interleave(sums[2 * k], sums[2 * k + 1]) * -dmin + acc[k];
     }
   }
@@ -399,7 +405,7 @@ struct Weights<BlockQ6_K> {
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f*, v16f32* acc,
                      v8f&) {
     const float d = fp16_at(block + BlockQ6_K::kD);
-    for (int k = 0; k < 4; ++k) acc[k] = __builtin_convertvector(p[k], v16f32) * (d * dx) + acc[k];
+    add_scaled(p, d * dx, acc);
   }
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kv/event_kv.h"
+#include "probe/stats.h"
 #include "util/error.h"
 #include "util/stopwatch.h"
 
@@ -41,8 +42,7 @@ std::pair<EventKV, EventKV> compute_sides(const TokenizedPair& pair,
 }
 
 int predicted(const SideScores& side) {
-  return static_cast<int>(std::max_element(side.log_probs.begin(), side.log_probs.end()) -
-                          side.log_probs.begin());
+  return answer_of(side.log_probs).candidate;
 }
 
 namespace {
