@@ -51,6 +51,14 @@ float hsum8(v8f v) {
   return total;
 }
 
+// Lane k of `scales` in every lane, by one shuffle (vpermw on AVX-512):
+// extracting it as a scalar and broadcasting it back cost more than the
+// products it scales.
+template <int k>
+v16i16 broadcast_lane(v16i16 scales) {
+  return __builtin_shufflevector(scales, scales, k, k, k, k, k, k, k, k, k, k, k, k, k, k, k, k);
+}
+
 // The integer products of 32 weights with 32 activation quants, as 8 int32
 // lanes whose total is the dot product. Weights are unsigned and below 64
 // (dot_u6) or signed (dot_i8: |w| times x carrying w's sign), so the 16-bit
@@ -296,24 +304,29 @@ struct Weights<BlockQ45_K<kFifthBit>> {
     high = (q >> 4) | (((qh >> (2 * c + 1)) & 1) << 4);
   }
 
+  // Sub-blocks 2 c and 2 c + 1 times their scales.
+  template <int c>
+  static v8i chunk_products(const uint8_t* block, const int8_t* x, v16i16 scales) {
+    v32u8 low, high;
+    chunk(block, c, low, high);
+    return scaled_dot_u6(low, load32_i8(x + 64 * c), broadcast_lane<2 * c>(scales)) +
+           scaled_dot_u6(high, load32_i8(x + 64 * c + 32), broadcast_lane<2 * c + 1>(scales));
+  }
+
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float&) {
     uint8_t scales_mins[16];
     unpack_k4_scales(block + Block::kScales, scales_mins);
-    v8i products{};
-    for (int c = 0; c < 4; ++c) {
-      v32u8 low, high;
-      chunk(block, c, low, high);
-      products +=
-          scaled_dot_u6(low, load32_i8(x + 64 * c), v16i16{} + scales_mins[2 * c]) +
-          scaled_dot_u6(high, load32_i8(x + 64 * c + 32), v16i16{} + scales_mins[2 * c + 1]);
-    }
-    v8u8 mins;
-    std::memcpy(&mins, scales_mins + 8, sizeof(mins));
+    v16u8 packed;
+    std::memcpy(&packed, scales_mins, sizeof(packed));
+    const v16i16 scales = __builtin_convertvector(packed, v16i16);
+    // Integer sums are exact, so their order does not change a bit.
+    const v8i products = chunk_products<0>(block, x, scales) + chunk_products<1>(block, x, scales) +
+                         chunk_products<2>(block, x, scales) + chunk_products<3>(block, x, scales);
     v8f sums;
     std::memcpy(&sums, sums32, sizeof(sums));
     acc = __builtin_convertvector(products, v8f) * (fp16_at(block) * dx) + acc;
-    acc = __builtin_convertvector(mins, v8f) * sums * -fp16_at(block + Block::kDmin) + acc;
+    acc = mins_of(scales_mins) * sums * -fp16_at(block + Block::kDmin) + acc;
   }
 
   static void unpack(const uint8_t* block, uint8_t* q, int16_t* pair_scales) {
@@ -325,7 +338,28 @@ struct Weights<BlockQ45_K<kFifthBit>> {
       std::memcpy(q + 64 * c, &low, sizeof(low));
       std::memcpy(q + 64 * c + 32, &high, sizeof(high));
     }
-    for (int i = 0; i < 32; ++i) pair_scales[i] = scales_mins[i / 4];
+    v16u8 packed;
+    std::memcpy(&packed, scales_mins, sizeof(packed));
+    const v16i16 wide = __builtin_convertvector(packed, v16i16);
+    // Pair i (weights 8 i .. 8 i + 7) is in sub-block i / 4.
+    const v16i16 first =
+        __builtin_shufflevector(wide, wide, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const v16i16 second =
+        __builtin_shufflevector(wide, wide, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7);
+    std::memcpy(pair_scales, &first, sizeof(first));
+    std::memcpy(pair_scales + 16, &second, sizeof(second));
+  }
+
+  // The eight mins as floats, converted as one vector (GCC converts bytes
+  // to float one lane at a time).
+  static v8f mins_of(const uint8_t* scales_mins) {
+    v16u8 packed;
+    std::memcpy(&packed, scales_mins, sizeof(packed));
+    const v16i16 wide = __builtin_convertvector(packed, v16i16);
+    return __builtin_convertvector(
+        __builtin_convertvector(__builtin_shufflevector(wide, wide, 8, 9, 10, 11, 12, 13, 14, 15),
+                                v8i),
+        v8f);
   }
 
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
@@ -335,9 +369,9 @@ struct Weights<BlockQ45_K<kFifthBit>> {
     const float d = fp16_at(block);
     const float dmin = fp16_at(block + Block::kDmin);
     add_scaled(p, d * dx, acc);
+    const v8f all_mins = mins_of(scales_mins);
     for (int k = 0; k < 4; ++k) {
-      const v16f32 mins = interleave(v8f{} + static_cast<float>(scales_mins[8 + 2 * k]),
-                                     v8f{} + static_cast<float>(scales_mins[9 + 2 * k]));
+      const v16f32 mins = interleave(v8f{} + all_mins[2 * k], v8f{} + all_mins[2 * k + 1]);
       acc[k] = mins * interleave(sums[2 * k], sums[2 * k + 1]) * -dmin + acc[k];
     }
   }
@@ -399,7 +433,13 @@ struct Weights<BlockQ6_K> {
       }
     }
     const v16i16 scales = scales16(block);
-    for (int i = 0; i < 32; ++i) pair_scales[i] = scales[i / 2];
+    // Pair i (weights 8 i .. 8 i + 7) has scale i / 2.
+    const v16i16 first =
+        __builtin_shufflevector(scales, scales, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+    const v16i16 second = __builtin_shufflevector(scales, scales, 8, 8, 9, 9, 10, 10, 11, 11, 12,
+                                                  12, 13, 13, 14, 14, 15, 15);
+    std::memcpy(pair_scales, &first, sizeof(first));
+    std::memcpy(pair_scales + 16, &second, sizeof(second));
   }
 
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f*, v16f32* acc,
@@ -534,6 +574,9 @@ void dot_rows_tile(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q
       } else {
         W::unpack(block, q, pair_scales);
         asm volatile("" ::: "memory");
+        // Unrolled, the four accumulators stay in registers; rolled, GCC kept
+        // them on the stack, and each addition waited for the last store.
+#pragma GCC unroll 32
         for (int i = 0; i < kPairs; ++i) {
           p[i % 4] += scaled_pair_dots<W::kSigned>(broadcast_pair(q + 8 * i),
                                                    load64_i8(xb + 64 * i), pair_scales[i]);

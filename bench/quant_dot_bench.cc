@@ -1,0 +1,53 @@
+// The int8 weight-times-activation kernels per type, on a matrix that fits in
+// L2, so the figure is the kernel's arithmetic rather than memory: one token
+// (decode) and a tile of 8 (several sessions, prefill with rowwise int8).
+// Reported as weight bytes consumed per second; decode needs this well above
+// the memory bandwidth (memory_bandwidth_bench.cc) to stay memory bound.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "compute/kernels.h"
+#include "gguf/random_tensor.h"
+
+namespace {
+
+using eventkv::gguf::GgmlType;
+
+constexpr int64_t kIn = 4096;
+constexpr int64_t kOut = 128;
+
+void BM_DotRowsInt8(benchmark::State& state, GgmlType type) {
+  const auto& k = eventkv::compute::kernels();
+  const auto n_tokens = state.range(0);
+  eventkv::Rng rng(1);
+  const std::vector<uint8_t> weights =
+      eventkv::gguf::random_tensor_bytes(type, kIn, kOut, rng, 0.05f);
+  const size_t row_bytes = weights.size() / kOut;
+  std::vector<float> x(static_cast<size_t>(n_tokens * kIn));
+  for (float& v : x) v = static_cast<float>(rng.uniform(-1.0, 1.0));
+  const auto batch = k.quantize_batch(x.data(), n_tokens, kIn, k.q8_block_elems(type));
+  std::vector<float> out(static_cast<size_t>(n_tokens * kOut));
+  for (auto _ : state) {
+    k.dot_rows_q8(type, weights.data(), row_bytes, kOut, batch, out.data(), kOut);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(weights.size()));
+  state.SetLabel(k.isa);
+}
+
+void register_benchmarks() {
+  for (const GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                              GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+    benchmark::RegisterBenchmark(
+        ("dot_rows_int8/" + std::string(eventkv::gguf::type_name(type))).c_str(), BM_DotRowsInt8,
+        type)
+        ->Arg(1)
+        ->Arg(8);
+  }
+}
+
+const bool kRegistered = (register_benchmarks(), true);
+
+}  // namespace
