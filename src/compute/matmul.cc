@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "compute/activation_q8.h"
+#include "compute/int8_gemm.h"
 #include "compute/quant_dot.h"
 #include "compute/quant_dot_q8.h"
 #include "compute/quant_types.h"
@@ -171,6 +172,12 @@ void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, Thr
             ActivationPrecision precision) {
   const bool rowwise = precision == ActivationPrecision::kF32Rowwise ||
                        precision == ActivationPrecision::kInt8Rowwise;
+  if (n_tokens >= kFewTokens && precision == ActivationPrecision::kInt8 && w.int8 != nullptr) {
+    const Int8Rows xq = quantize_rows16(x, n_tokens, w.n_in);
+    pool.parallel_for(w.int8->groups(),
+                      [&](int64_t begin, int64_t end) { int8_gemm(*w.int8, xq, y, begin, end); });
+    return;
+  }
   if (n_tokens >= kFewTokens && !rowwise) {
     pool.parallel_for(
         w.n_out, [&](int64_t begin, int64_t end) { matmul_rows(w, x, n_tokens, y, begin, end); },

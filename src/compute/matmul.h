@@ -19,7 +19,10 @@ using model::WeightView;
 // token's x to 8 bits per block (compute/activation_q8.h) and multiplies in
 // integers, as llama.cpp does: decode 1.2x (Q4_1) to 2.6x (Q4_K_M) faster
 // on the real models, logits move by a few tenths.
-// Types without an integer kernel and larger batches always use f32.
+// Larger batches use f32, but with kInt8 on a matrix that has int8 panels
+// (model/weights.h), where they multiply int8 activations (per 16 values)
+// in integers (compute/int8_gemm.h). Types without an integer kernel always
+// use f32.
 // The Rowwise variants keep the fused dots at every batch size: a row's bits
 // then do not depend on which rows share its batch (the server's replies,
 // decoded in steps shared by several sessions and replayed whole on

@@ -153,4 +153,9 @@ template <typename Block>
 void dot_rows_int8(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Batch& x,
                    float* out, int64_t out_stride);
 
+// compute/unpack_u8.cc: n elements (a multiple of Block::kElems) as q[n]
+// below 64 and, per 16, scale and offset (value = scale * q - offset).
+template <typename Block>
+void unpack_u8_blocks(const uint8_t* src, uint8_t* q, float* scale, float* offset, int64_t n);
+
 }  // namespace eventkv::compute

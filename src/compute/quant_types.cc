@@ -11,34 +11,42 @@
 namespace eventkv::compute {
 namespace {
 
-// A type's entry: its layout's geometry and dequantization, and the dots its
-// kernel families define (nullptr: none); int8 activations come in blocks of
+// A type's entry: its layout's geometry and dequantization, and the kernels
+// its families define (nullptr: none); int8 activations come in blocks of
 // the weight block.
 template <typename Block>
-constexpr QuantType entry(DotF32Fn dot_f32, DotQ8Fn dot_q8) {
+constexpr QuantType entry(DotF32Fn dot_f32, DotQ8Fn dot_q8, UnpackU8Fn unpack_u8 = nullptr) {
   return {Block::kType,
           Block::kElems,
           Block::kBytes,
           &dequantize_blocks<Block>,
           dot_f32,
           dot_q8,
-          dot_q8 != nullptr ? Block::kElems : 0};
+          dot_q8 != nullptr ? Block::kElems : 0,
+          unpack_u8};
 }
 
 // The types eventkv computes with, in id order.
 constexpr QuantType kQuantTypes[] = {
     entry<BlockF32>(&dot_rows_f32<BlockF32>, nullptr),
     entry<BlockF16>(nullptr, nullptr),
-    entry<BlockQ4_0>(&dot_rows_f32<BlockQ4_0>, &dot_rows_int8<BlockQ4_0>),
-    entry<BlockQ4_1>(&dot_rows_f32<BlockQ4_1>, &dot_rows_int8<BlockQ4_1>),
-    entry<BlockQ5_0>(&dot_rows_f32<BlockQ5_0>, &dot_rows_int8<BlockQ5_0>),
-    entry<BlockQ5_1>(&dot_rows_f32<BlockQ5_1>, &dot_rows_int8<BlockQ5_1>),
+    entry<BlockQ4_0>(&dot_rows_f32<BlockQ4_0>, &dot_rows_int8<BlockQ4_0>,
+                     &unpack_u8_blocks<BlockQ4_0>),
+    entry<BlockQ4_1>(&dot_rows_f32<BlockQ4_1>, &dot_rows_int8<BlockQ4_1>,
+                     &unpack_u8_blocks<BlockQ4_1>),
+    entry<BlockQ5_0>(&dot_rows_f32<BlockQ5_0>, &dot_rows_int8<BlockQ5_0>,
+                     &unpack_u8_blocks<BlockQ5_0>),
+    entry<BlockQ5_1>(&dot_rows_f32<BlockQ5_1>, &dot_rows_int8<BlockQ5_1>,
+                     &unpack_u8_blocks<BlockQ5_1>),
     entry<BlockQ8_0>(&dot_rows_f32<BlockQ8_0>, &dot_rows_int8<BlockQ8_0>),
     entry<BlockQ2_K>(nullptr, nullptr),
     entry<BlockQ3_K>(nullptr, nullptr),
-    entry<BlockQ4_K>(&dot_rows_f32<BlockQ4_K>, &dot_rows_int8<BlockQ4_K>),
-    entry<BlockQ5_K>(&dot_rows_f32<BlockQ5_K>, &dot_rows_int8<BlockQ5_K>),
-    entry<BlockQ6_K>(&dot_rows_f32<BlockQ6_K>, &dot_rows_int8<BlockQ6_K>),
+    entry<BlockQ4_K>(&dot_rows_f32<BlockQ4_K>, &dot_rows_int8<BlockQ4_K>,
+                     &unpack_u8_blocks<BlockQ4_K>),
+    entry<BlockQ5_K>(&dot_rows_f32<BlockQ5_K>, &dot_rows_int8<BlockQ5_K>,
+                     &unpack_u8_blocks<BlockQ5_K>),
+    entry<BlockQ6_K>(&dot_rows_f32<BlockQ6_K>, &dot_rows_int8<BlockQ6_K>,
+                     &unpack_u8_blocks<BlockQ6_K>),
     entry<BlockBF16>(nullptr, nullptr),
 };
 

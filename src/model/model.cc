@@ -70,27 +70,49 @@ void Model::pack_layer_panels(int64_t budget_bytes) {
   }
 }
 
+void Model::pack_layer_int8_panels(int64_t budget_bytes) {
+  std::vector<WeightView*> matrices = layer_matrices(weights_.layers);
+  std::erase_if(matrices, [](const WeightView* w) { return !int8_packable(*w); });
+  int64_t bytes = 0;
+  for (const WeightView* w : matrices) bytes += w->int8_panel_bytes();
+  if (bytes > budget_bytes) return;
+  int8_panels_.reserve(matrices.size());
+  for (WeightView* w : matrices) {
+    int8_panels_.push_back(pack_int8_panels(*w));
+    w->int8 = &int8_panels_.back();
+  }
+}
+
 int64_t Model::panel_bytes() const {
   int64_t bytes = 0;
   for (const AlignedVector<float>& p : panels_)
     bytes += static_cast<int64_t>(p.size() * sizeof(float));
+  for (const Int8Panels& p : int8_panels_) {
+    bytes += static_cast<int64_t>(p.q.size() + (p.scale.size() + p.offset.size()) * sizeof(float));
+  }
   return bytes;
 }
 
-std::shared_ptr<const Model> Model::with_panels(gguf::GgufFile file, int64_t panel_budget_bytes) {
+std::shared_ptr<const Model> Model::with_panels(gguf::GgufFile file, int64_t panel_budget_bytes,
+                                                Panels panels) {
   auto model = std::shared_ptr<Model>(new Model(std::move(file)));
-  if (panel_budget_bytes > 0) model->pack_layer_panels(panel_budget_bytes);
+  if (panel_budget_bytes > 0 && panels == Panels::kF32)
+    model->pack_layer_panels(panel_budget_bytes);
+  if (panel_budget_bytes > 0 && panels == Panels::kInt8) {
+    model->pack_layer_int8_panels(panel_budget_bytes);
+  }
   return model;
 }
 
-std::shared_ptr<const Model> Model::load(const std::string& path, int64_t panel_budget_bytes) {
-  return with_panels(gguf::GgufFile::open(path), panel_budget_bytes);
+std::shared_ptr<const Model> Model::load(const std::string& path, int64_t panel_budget_bytes,
+                                         Panels panels) {
+  return with_panels(gguf::GgufFile::open(path), panel_budget_bytes, panels);
 }
 
 std::shared_ptr<const Model> Model::from_bytes(std::span<const uint8_t> bytes,
-                                               const std::string& name,
-                                               int64_t panel_budget_bytes) {
-  return with_panels(gguf::GgufFile::parse(bytes, name), panel_budget_bytes);
+                                               const std::string& name, int64_t panel_budget_bytes,
+                                               Panels panels) {
+  return with_panels(gguf::GgufFile::parse(bytes, name), panel_budget_bytes, panels);
 }
 
 }  // namespace eventkv::model

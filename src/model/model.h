@@ -15,6 +15,12 @@
 
 namespace eventkv::model {
 
+// What Model::load packs the layer matrices into, when they fit the budget.
+// kF32: f32 panels for the many-token product (WeightView::panels), same
+// results. kInt8: int8 panels (WeightView::int8) for the matrices whose type
+// packs, which many-token products with int8 activations use.
+enum class Panels { kF32, kInt8 };
+
 class Model {
  public:
   // Maps the file and validates config and tensors; throws Error. Cost: the
@@ -22,17 +28,20 @@ class Model {
   // With panel_budget_bytes > 0, the layer matrices are also dequantized into
   // f32 panels (WeightView::panels) when those fit in the budget: faster
   // prefill, about 4 bytes per weight more memory, identical results.
-  static std::shared_ptr<const Model> load(const std::string& path, int64_t panel_budget_bytes = 0);
+  static std::shared_ptr<const Model> load(const std::string& path, int64_t panel_budget_bytes = 0,
+                                           Panels panels = Panels::kF32);
   // For in-memory files (tests): `bytes` must outlive the model.
   static std::shared_ptr<const Model> from_bytes(std::span<const uint8_t> bytes,
                                                  const std::string& name,
-                                                 int64_t panel_budget_bytes = 0);
+                                                 int64_t panel_budget_bytes = 0,
+                                                 Panels panels = Panels::kF32);
 
   const gguf::GgufFile& file() const { return file_; }
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
   const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
-  // Bytes of f32 panels held (0 when the weights are used in their GGUF types).
+  // Bytes of panels held, f32 or int8 (0 when the weights are used in their
+  // GGUF types).
   int64_t panel_bytes() const;
 
   // Identifies the model for snapshots: a hash of its metadata, its tensor
@@ -41,13 +50,16 @@ class Model {
 
  private:
   explicit Model(gguf::GgufFile file);
-  static std::shared_ptr<const Model> with_panels(gguf::GgufFile file, int64_t panel_budget_bytes);
+  static std::shared_ptr<const Model> with_panels(gguf::GgufFile file, int64_t panel_budget_bytes,
+                                                  Panels panels);
   void pack_layer_panels(int64_t budget_bytes);
+  void pack_layer_int8_panels(int64_t budget_bytes);
 
   gguf::GgufFile file_;
   ModelConfig config_;
   ModelWeights weights_;
   std::vector<AlignedVector<float>> panels_;  // storage of the layers' WeightView::panels
+  std::vector<Int8Panels> int8_panels_;       // of WeightView::int8 (reserved: never moves)
   tokenizer::Tokenizer tokenizer_;
   uint64_t fingerprint_ = 0;
 };

@@ -19,6 +19,26 @@ namespace eventkv::model {
 inline constexpr int64_t kPanelRows = 32;
 inline constexpr int64_t kPanelDepth = 256;
 
+// A matrix as unsigned 8-bit integers for the many-token integer product
+// (compute/int8_gemm.h): value = scale * q - offset, with q below 64 and one
+// scale and offset per 16 values of a row. Rows come in groups of
+// kInt8GroupRows (the last padded with zeros): group g's q holds, for each 4
+// columns k .. k + 3, its rows' 4 bytes one row after the other
+// (q[(g * n_in + k) * 16 + 4 r + j] is row 16 g + r, column k + j), so that
+// one 64-byte load feeds one vpdpbusd; scale and offset hold per 16 columns
+// the group's 16 rows ([(g * n_in / 16 + k / 16) * 16 + r]).
+inline constexpr int64_t kInt8GroupRows = 16;
+
+struct Int8Panels {
+  int64_t n_in = 0;
+  int64_t n_out = 0;
+  AlignedVector<uint8_t> q;
+  AlignedVector<float> scale;
+  AlignedVector<float> offset;
+
+  int64_t groups() const { return (n_out + kInt8GroupRows - 1) / kInt8GroupRows; }
+};
+
 // A matrix as stored in GGUF: n_out rows of n_in elements, row r at
 // data + r * row_bytes, in the tensor's own type. y[o] = sum_i W[o, i] x[i].
 struct WeightView {
@@ -32,10 +52,20 @@ struct WeightView {
   // [32p, 32p + 32) and columns [256c, 256c + 256), starts at
   // panels + (p * panel_columns() + c) * kPanelRows * kPanelDepth.
   const float* panels = nullptr;
+  // Optional: the matrix as int8 panels, which many-token products with int8
+  // activations use (compute/matmul.h).
+  const Int8Panels* int8 = nullptr;
 
   int64_t panel_rows() const { return (n_out + kPanelRows - 1) / kPanelRows; }
   int64_t panel_columns() const { return (n_in + kPanelDepth - 1) / kPanelDepth; }
   int64_t panel_floats() const { return panel_rows() * panel_columns() * kPanelRows * kPanelDepth; }
+  // Bytes of this matrix as Int8Panels: a byte per value and two floats per
+  // 16, rows padded to a group.
+  int64_t int8_panel_bytes() const {
+    const int64_t padded_values =
+        (n_out + kInt8GroupRows - 1) / kInt8GroupRows * kInt8GroupRows * n_in;
+    return padded_values + padded_values / 16 * 2 * static_cast<int64_t>(sizeof(float));
+  }
 };
 
 // Dequantizes panel (row0 / kPanelRows, k0 / kPanelDepth) of `w`: columns
@@ -47,6 +77,14 @@ void dequantize_panel(const WeightView& w, int64_t row0, int64_t k0, int64_t len
 // Every panel of `w` in the layout of WeightView::panels. Cost: one
 // dequantization of the matrix; 4 bytes per element (rows and columns padded).
 AlignedVector<float> pack_panels(const WeightView& w);
+
+// Whether pack_int8_panels can pack `w`'s type (compute/quant_types.h
+// unpack_u8).
+bool int8_packable(const WeightView& w);
+
+// `w` as int8 panels. Cost: one pass over the matrix; 1.5 bytes per element.
+// Throws Error for a type int8_packable refuses.
+Int8Panels pack_int8_panels(const WeightView& w);
 
 struct LayerWeights {
   std::vector<float> attn_norm;

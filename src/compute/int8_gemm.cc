@@ -1,0 +1,163 @@
+#include "compute/int8_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#include "compute/simd.h"
+#include "util/error.h"
+
+namespace eventkv::compute {
+namespace {
+
+using model::kInt8GroupRows;
+
+// One group's 16 rows: int32 sums, f32 outputs, 4 columns of quants.
+typedef int32_t v16i32 __attribute__((vector_size(64)));
+typedef float v16f32 __attribute__((vector_size(64)));
+typedef uint8_t v64u8 __attribute__((vector_size(64)));
+
+// Tokens per tile: their sums and outputs stay in vector registers.
+#if defined(__AVX512F__)
+constexpr int kTileTokens = 12;  // 24 of 32 zmm
+#elif defined(__AVX2__)
+constexpr int kTileTokens = 3;  // 12 of 16 ymm
+#else
+constexpr int kTileTokens = 1;
+#endif
+// Tiles per pass over a thread's rows: their quants (up to 96 x 9k bytes)
+// stay in L2 while the rows stream past.
+constexpr int64_t kBlockTiles = 8;
+
+// Adding and subtracting 1.5 * 2^23 rounds to the nearest integer (as in
+// activation_q8.cc).
+constexpr float kRoundingShift = 12582912.0f;
+
+// acc[r] + sum_j w[4 r + j] * x4's byte j (signed), for the 16 rows r.
+v16i32 dot4(v16i32 acc, v64u8 w, int32_t x4) {
+#if defined(__AVX512VNNI__)
+  return reinterpret_cast<v16i32>(_mm512_dpbusd_epi32(
+      reinterpret_cast<__m512i>(acc), reinterpret_cast<__m512i>(w), _mm512_set1_epi32(x4)));
+#elif defined(__AVX2__)
+  // q < 64 and |x| <= 127: a pair of products fits vpmaddubsw's int16.
+  __m256i halves[2];
+  std::memcpy(halves, &w, sizeof(halves));
+  const __m256i x = _mm256_set1_epi32(x4);
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i sums[2];
+  std::memcpy(sums, &acc, sizeof(sums));
+  for (int h = 0; h < 2; ++h) {
+    sums[h] =
+        _mm256_add_epi32(sums[h], _mm256_madd_epi16(_mm256_maddubs_epi16(halves[h], x), ones));
+  }
+  v16i32 out;
+  std::memcpy(&out, sums, sizeof(out));
+  return out;
+#else
+  int8_t x[4];
+  std::memcpy(x, &x4, sizeof(x));
+  for (int r = 0; r < 16; ++r) {
+    for (int j = 0; j < 4; ++j) acc[r] += static_cast<int32_t>(w[4 * r + j]) * x[j];
+  }
+  return acc;
+#endif
+}
+
+v16f32 load16f(const float* p) {
+  v16f32 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// Group g's rows times the tokens of one tile; only the tile's real tokens
+// are stored.
+void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y) {
+  constexpr int kT = kTileTokens;
+  const int64_t n = w.n_in;
+  const int64_t column_groups = n / 16;
+  const uint8_t* q = w.q.data() + g * n * kInt8GroupRows;
+  const float* scale = w.scale.data() + g * column_groups * kInt8GroupRows;
+  const float* offset = w.offset.data() + g * column_groups * kInt8GroupRows;
+  const int8_t* xq = x.q.data() + tile_index * n * kT;
+  const float* xd = x.d.data() + tile_index * column_groups * kT;
+  const float* xdsum = x.dsum.data() + tile_index * column_groups * kT;
+  v16f32 acc[kT] = {};
+  for (int64_t c = 0; c < column_groups; ++c) {
+    v16i32 sums[kT] = {};
+    for (int64_t k = 16 * c; k < 16 * c + 16; k += 4) {
+      v64u8 quants;
+      std::memcpy(&quants, q + k * kInt8GroupRows, sizeof(quants));
+      for (int t = 0; t < kT; ++t) {
+        int32_t x4;
+        std::memcpy(&x4, xq + (k / 4 * kT + t) * 4, sizeof(x4));
+        sums[t] = dot4(sums[t], quants, x4);
+      }
+    }
+    const v16f32 a = load16f(scale + c * kInt8GroupRows);
+    const v16f32 b = load16f(offset + c * kInt8GroupRows);
+    for (int t = 0; t < kT; ++t) {
+      const float d = xd[c * kT + t];
+      const float dsum = xdsum[c * kT + t];
+      acc[t] = __builtin_convertvector(sums[t], v16f32) * (a * d) - b * dsum + acc[t];
+    }
+  }
+  const int64_t rows = std::min(kInt8GroupRows, w.n_out - g * kInt8GroupRows);
+  const int64_t tokens = std::min<int64_t>(kT, x.n_tokens - tile_index * kT);
+  for (int64_t t = 0; t < tokens; ++t) {
+    std::memcpy(y + (tile_index * kT + t) * w.n_out + g * kInt8GroupRows, &acc[t],
+                static_cast<size_t>(rows) * sizeof(float));
+  }
+}
+
+}  // namespace
+
+Int8Rows quantize_rows16(const float* x, int64_t n_tokens, int64_t n) {
+  if (n % 16 != 0) fail("quantize_rows16: ", n, " values do not split into blocks of 16");
+  constexpr int64_t kT = kTileTokens;
+  Int8Rows out;
+  out.n_tokens = n_tokens;
+  out.n = n;
+  out.tile_tokens = kT;
+  const int64_t padded = (n_tokens + kT - 1) / kT * kT;
+  out.q.assign(static_cast<size_t>(padded * n), 0);
+  out.d.assign(static_cast<size_t>(padded * n / 16), 0.0f);
+  out.dsum.assign(out.d.size(), 0.0f);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    const int64_t tile_index = t / kT;
+    for (int64_t c = 0; c < n / 16; ++c) {
+      const v16f v = load16(x + t * n + 16 * c);
+      const float d = hmax(select(v < 0.0f, -v, v)) / 127.0f;
+      const float inverse = d > 0.0f ? 1.0f / d : 0.0f;
+      const v16f rounded = (v * inverse + kRoundingShift) - kRoundingShift;
+      const v16i8 q = to_i8(to_i32(rounded));
+      for (int64_t j = 0; j < 4; ++j) {
+        std::memcpy(out.q.data() + ((tile_index * n / 4 + 4 * c + j) * kT + t % kT) * 4,
+                    reinterpret_cast<const int8_t*>(&q) + 4 * j, 4);
+      }
+      const auto at = static_cast<size_t>((tile_index * n / 16 + c) * kT + t % kT);
+      out.d[at] = d;
+      out.dsum[at] = d * hsum(rounded);
+    }
+  }
+  return out;
+}
+
+void int8_gemm(const model::Int8Panels& w, const Int8Rows& x, float* y, int64_t group_begin,
+               int64_t group_end) {
+  if (x.n != w.n_in || x.tile_tokens != kTileTokens) {
+    fail("int8_gemm: activations of ", x.n, " values in tiles of ", x.tile_tokens, ", rows of ",
+         w.n_in, " values");
+  }
+  const int64_t tiles = (x.n_tokens + kTileTokens - 1) / kTileTokens;
+  for (int64_t tile0 = 0; tile0 < tiles; tile0 += kBlockTiles) {
+    const int64_t tile_end = std::min(tiles, tile0 + kBlockTiles);
+    for (int64_t g = group_begin; g < group_end; ++g) {
+      for (int64_t i = tile0; i < tile_end; ++i) tile(w, g, x, i, y);
+    }
+  }
+}
+
+}  // namespace eventkv::compute

@@ -1,0 +1,136 @@
+// Int8 panels (model/weights.h) and the many-token integer product that
+// reads them (compute/int8_gemm.h), for every type that packs:
+// - the panels hold the dequantized values: scale * q - offset equals
+//   dequantize_row up to one f32 rounding;
+// - matmul with kInt8 on them equals a double-precision product of the
+//   dequantized weights with x, within what rounding x to 8 bits per 16
+//   values can move it (half a step per value);
+// - a token's row has the same bits whatever tokens share its batch.
+// The row count (40) leaves the last group of 16 padded.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compute/matmul.h"
+#include "compute/quant_types.h"
+#include "gguf/random_tensor.h"
+#include "model/weights.h"
+#include "util/rng.h"
+
+namespace eventkv::compute {
+namespace {
+
+constexpr int64_t kIn = 512;
+constexpr int64_t kOut = 40;
+constexpr int64_t kTokens = 19;
+
+const gguf::GgmlType kPackable[] = {
+    gguf::GgmlType::kQ4_0, gguf::GgmlType::kQ4_1, gguf::GgmlType::kQ5_0, gguf::GgmlType::kQ5_1,
+    gguf::GgmlType::kQ4_K, gguf::GgmlType::kQ5_K, gguf::GgmlType::kQ6_K};
+
+class Int8Gemm : public ::testing::TestWithParam<gguf::GgmlType> {
+ protected:
+  void SetUp() override {
+    Rng rng(7);
+    bytes_ = gguf::random_tensor_bytes(GetParam(), kIn, kOut, rng, 0.05f);
+    w_.type = GetParam();
+    w_.n_in = kIn;
+    w_.n_out = kOut;
+    w_.data = bytes_.data();
+    w_.row_bytes = bytes_.size() / kOut;
+    ASSERT_TRUE(model::int8_packable(w_));
+    panels_ = model::pack_int8_panels(w_);
+    w_.int8 = &panels_;
+    x_.resize(static_cast<size_t>(kTokens * kIn));
+    for (float& v : x_) v = static_cast<float>(rng.normal());
+  }
+
+  std::vector<float> dequantized_row(int64_t r) const {
+    std::vector<float> row(static_cast<size_t>(kIn));
+    dequantize_row(w_.type, w_.data + r * w_.row_bytes, row.data(), kIn);
+    return row;
+  }
+
+  std::vector<float> product(const float* x, int64_t n_tokens) {
+    std::vector<float> y(static_cast<size_t>(n_tokens * kOut));
+    matmul(w_, x, n_tokens, y.data(), pool_, ActivationPrecision::kInt8);
+    return y;
+  }
+
+  std::vector<uint8_t> bytes_;
+  model::WeightView w_;
+  model::Int8Panels panels_;
+  std::vector<float> x_;
+  ThreadPool pool_{2};
+};
+
+TEST_P(Int8Gemm, PanelsHoldTheDequantizedValues) {
+  const int64_t column_groups = kIn / 16;
+  for (int64_t r = 0; r < kOut; ++r) {
+    const std::vector<float> row = dequantized_row(r);
+    const float largest = std::abs(*std::max_element(
+        row.begin(), row.end(), [](float a, float b) { return std::abs(a) < std::abs(b); }));
+    const int64_t g = r / model::kInt8GroupRows;
+    const int64_t lane = r % model::kInt8GroupRows;
+    for (int64_t k = 0; k < kIn; ++k) {
+      const size_t at = static_cast<size_t>((g * column_groups + k / 16) * 16 + lane);
+      const uint8_t q =
+          panels_.q[static_cast<size_t>((g * kIn + k / 4 * 4) * 16 + 4 * lane + k % 4)];
+      ASSERT_LT(q, 64);
+      const float value = panels_.scale[at] * static_cast<float>(q) - panels_.offset[at];
+      ASSERT_NEAR(value, row[k], 2e-7 * largest) << "row " << r << ", column " << k;
+    }
+  }
+}
+
+TEST_P(Int8Gemm, EqualsTheProductWithinTheActivationRounding) {
+  const std::vector<float> y = product(x_.data(), kTokens);
+  for (int64_t r = 0; r < kOut; ++r) {
+    const std::vector<float> w = dequantized_row(r);
+    for (int64_t t = 0; t < kTokens; ++t) {
+      const float* x = x_.data() + t * kIn;
+      double reference = 0.0;
+      double bound = 0.0;
+      for (int64_t c = 0; c < kIn; c += 16) {
+        double step = 0.0;
+        for (int64_t k = c; k < c + 16; ++k) step = std::max(step, std::abs(double{x[k]}) / 127.0);
+        for (int64_t k = c; k < c + 16; ++k) {
+          reference += double{w[k]} * x[k];
+          bound += std::abs(double{w[k]}) * (step / 2 + 1e-6 * std::abs(double{x[k]}));
+        }
+      }
+      EXPECT_NEAR(y[t * kOut + r], reference, bound) << "row " << r << ", token " << t;
+    }
+  }
+}
+
+TEST_P(Int8Gemm, ATokensRowDoesNotDependOnItsBatch) {
+  const std::vector<float> all = product(x_.data(), kTokens);
+  for (int64_t t0 = 0; t0 + 3 <= kTokens; t0 += 4) {
+    const std::vector<float> three = product(x_.data() + t0 * kIn, 3);
+    for (int64_t i = 0; i < 3 * kOut; ++i) {
+      ASSERT_EQ(std::memcmp(&three[i], &all[t0 * kOut + i], sizeof(float)), 0)
+          << "token " << t0 + i / kOut << ", row " << i % kOut;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, Int8Gemm, ::testing::ValuesIn(kPackable),
+                         [](const auto& info) { return std::string(gguf::type_name(info.param)); });
+
+TEST(Int8Panels, TypesWithoutSmallUnsignedQuantsDoNotPack) {
+  for (const gguf::GgmlType type :
+       {gguf::GgmlType::kF32, gguf::GgmlType::kF16, gguf::GgmlType::kQ8_0, gguf::GgmlType::kQ2_K}) {
+    model::WeightView w;
+    w.type = type;
+    w.n_in = 256;
+    EXPECT_FALSE(model::int8_packable(w)) << gguf::type_name(type);
+  }
+}
+
+}  // namespace
+}  // namespace eventkv::compute
