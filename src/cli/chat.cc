@@ -26,7 +26,7 @@ struct ChatOptions {
 };
 
 void run(const ChatOptions& options) {
-  const auto engine = load_engine(options.model);
+  const auto engine = load_engine(with_precision_panels(options.model, options.precision));
   const tokenizer::Tokenizer& tok = engine->model().tokenizer();
   const tokenizer::ChatFormat format = options.format.empty()
                                            ? tokenizer::ChatFormat::detect(engine->model().file())

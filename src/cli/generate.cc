@@ -21,7 +21,7 @@ struct GenerateOptions {
 };
 
 void run(const GenerateOptions& options) {
-  const auto engine = load_engine(options.model);
+  const auto engine = load_engine(with_precision_panels(options.model, options.precision));
   const tokenizer::Tokenizer& tok = engine->model().tokenizer();
   std::vector<int32_t> prompt;
   if (tok.add_bos()) prompt.push_back(tok.bos());

@@ -106,8 +106,16 @@ void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params) {
 void add_precision_option(CLI::App* cmd, compute::ActivationPrecision& precision) {
   cmd->add_flag_callback(
       "--exact", [&precision] { precision = compute::ActivationPrecision::kF32; },
-      "decode with f32 activations (slower; default: rounded to int8 in the weight products, "
-      "as llama.cpp does)");
+      "f32 activations in the weight products (slower; default: rounded to int8, as llama.cpp "
+      "does)");
+}
+
+ModelOptions with_precision_panels(ModelOptions options, compute::ActivationPrecision precision) {
+  if (precision == compute::ActivationPrecision::kInt8) {
+    options.panels = true;
+    options.panel_type = model::Panels::kInt8;
+  }
+  return options;
 }
 
 void add_panel_option(CLI::App* cmd, ModelOptions& options) {
@@ -130,12 +138,13 @@ std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options) {
   if (!options.panels)
     return std::make_shared<kv::Engine>(model::Model::load(options.model), threads);
   const int64_t budget = physical_memory_bytes() / 2;
-  auto model = model::Model::load(options.model, budget);
+  auto model = model::Model::load(options.model, budget, options.panel_type);
   if (model->panel_bytes() == 0) {
     std::fprintf(stderr,
-                 "eventkv: note: %s: weights kept in their GGUF types (f32 copies would take over "
+                 "eventkv: note: %s: weights kept in their GGUF types (%s panels would take over "
                  "half the memory)\n",
-                 options.model.c_str());
+                 options.model.c_str(),
+                 options.panel_type == model::Panels::kInt8 ? "int8" : "f32");
   }
   return std::make_shared<kv::Engine>(std::move(model), threads);
 }

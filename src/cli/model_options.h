@@ -10,6 +10,7 @@
 
 #include "compute/matmul.h"
 #include "kv/engine.h"
+#include "model/model.h"
 #include "sampling/sampler.h"
 
 namespace eventkv::cli {
@@ -18,7 +19,8 @@ struct ModelOptions {
   std::string model;
   int threads = 0;      // 0: every core
   int64_t n_ctx = 0;    // 0: the default, context_size or kv_cells
-  bool panels = false;  // dequantize the layer weights once at load (model/weights.h)
+  bool panels = false;  // pack the layer weights once at load (model/weights.h)
+  model::Panels panel_type = model::Panels::kF32;
 };
 
 void add_model_options(CLI::App* cmd, ModelOptions& options);
@@ -26,6 +28,12 @@ void add_sampling_options(CLI::App* cmd, sampling::SamplingParams& params);
 // Adds --exact, which sets `precision` (int8 activations by default in
 // generate and chat) to f32: slower, logits as the reference tests check them.
 void add_precision_option(CLI::App* cmd, compute::ActivationPrecision& precision);
+
+// For generate and chat: with int8 activations (the default) the layer
+// weights are packed into int8 panels at load, when those fit in half the
+// memory (1.5 bytes per weight), and prompts are multiplied in integers
+// (compute/int8_gemm.h); --exact keeps today's f32 path.
+ModelOptions with_precision_panels(ModelOptions options, compute::ActivationPrecision precision);
 
 // For the experiment commands (probe, landing, suite): -t, and -c as the KV
 // cells one pair's histories share (default probe::kDefaultKvCells).
