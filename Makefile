@@ -1,5 +1,5 @@
 # Thin wrappers around scripts/ and CMake; see README.md.
-.PHONY: deps models build test check demo bench clean
+.PHONY: deps models build test check demo bench bench-peer clean
 
 deps:
 	scripts/install-deps
@@ -24,6 +24,12 @@ test: check
 
 bench: build
 	build/eventkv_bench
+
+# eventkv against llama.cpp (llama-bench built natively from the pinned
+# llama-cpp-python sdist), alternating, on every model in models/.
+bench-peer: build
+	bench/peer/build-llama-bench >/dev/null
+	bench/peer/run --json build/peer/results.json
 
 clean:
 	rm -rf build build-asan
