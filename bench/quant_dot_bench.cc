@@ -1,6 +1,7 @@
-// The int8 weight-times-activation kernels per type, on a matrix that fits in
-// L2, so the figure is the kernel's arithmetic rather than memory: one token
-// (decode) and a tile of 8 (several sessions, prefill with rowwise int8).
+// The weight-times-activation kernels per type, on a matrix that fits in L2,
+// so the figure is the kernel's arithmetic rather than memory: the f32 dots
+// (exact decode) and the int8 ones for one token (decode) and a tile of 8
+// (several sessions, prefill with rowwise int8).
 // Reported as weight bytes consumed per second; decode needs this well above
 // the memory bandwidth (memory_bandwidth_bench.cc) to stay memory bound.
 #include <benchmark/benchmark.h>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "compute/kernels.h"
+#include "compute/quant_dot.h"
 #include "gguf/random_tensor.h"
 
 namespace {
@@ -37,7 +39,29 @@ void BM_DotRowsInt8(benchmark::State& state, GgmlType type) {
   state.SetLabel(k.isa);
 }
 
+void BM_DotRowsF32(benchmark::State& state, GgmlType type) {
+  eventkv::Rng rng(1);
+  const std::vector<uint8_t> weights =
+      eventkv::gguf::random_tensor_bytes(type, kIn, kOut, rng, 0.05f);
+  std::vector<float> x(static_cast<size_t>(kIn));
+  for (float& v : x) v = static_cast<float>(rng.uniform(-1.0, 1.0));
+  const std::vector<float> xsums = eventkv::compute::block_sums32(x.data(), kIn);
+  std::vector<float> out(static_cast<size_t>(kOut));
+  for (auto _ : state) {
+    eventkv::compute::dot_rows(type, weights.data(), weights.size() / kOut, kOut, x.data(),
+                               xsums.data(), kIn, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(weights.size()));
+  state.SetLabel(eventkv::compute::kernels().isa);
+}
+
 void register_benchmarks() {
+  for (const GgmlType type : eventkv::gguf::kDequantizableTypes) {
+    benchmark::RegisterBenchmark(
+        ("dot_rows_f32/" + std::string(eventkv::gguf::type_name(type))).c_str(), BM_DotRowsF32,
+        type);
+  }
   for (const GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
                               GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
     benchmark::RegisterBenchmark(

@@ -102,15 +102,6 @@ void dequantize_block(BlockQ2_K, const uint8_t* block, float* y) {
   }
 }
 
-// Unpacks Q3_K's sixteen signed 6-bit scales from their 12 packed bytes.
-void unpack_q3_k_scales(const uint8_t* packed, int8_t* scales) {
-  for (int s = 0; s < 16; ++s) {
-    const int low4 = s < 8 ? packed[s] & 0xF : packed[s - 8] >> 4;
-    const int high2 = (packed[8 + s % 4] >> (2 * (s / 4))) & 3;
-    scales[s] = static_cast<int8_t>((low4 | (high2 << 4)) - 32);
-  }
-}
-
 void dequantize_block(BlockQ3_K, const uint8_t* block, float* y) {
   const uint8_t* hmask = block;
   const uint8_t* q = block + BlockQ3_K::kQs;

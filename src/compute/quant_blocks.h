@@ -135,6 +135,17 @@ inline void unpack_k4_scales(const uint8_t* packed, uint8_t* out) {
   std::memcpy(out, words, sizeof(words));
 }
 
+// Q3_K's sixteen signed 6-bit scales from their 12 packed bytes: the low 4
+// bits in bytes 0..7 (low nibbles for scales 0..7, high for 8..15), the top 2
+// in bytes 8..11.
+inline void unpack_q3_k_scales(const uint8_t* packed, int8_t* scales) {
+  for (int s = 0; s < 16; ++s) {
+    const int low4 = s < 8 ? packed[s] & 0xF : packed[s - 8] >> 4;
+    const int high2 = (packed[8 + s % 4] >> (2 * (s / 4))) & 3;
+    scales[s] = static_cast<int8_t>((low4 | (high2 << 4)) - 32);
+  }
+}
+
 // The kernels of a layout, one per family, each defined (and explicitly
 // instantiated for the layouts it supports) in its family's file.
 

@@ -3,6 +3,10 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "compute/quant_blocks.h"
 #include "compute/simd.h"
 #include "compute/vec_ops.h"
@@ -129,6 +133,60 @@ struct BlockDot<BlockQ45_K<kFifthBit>> {
   }
 };
 
+// Each byte shifted right by `shift` and masked, by a 16-bit shift: x86
+// has no byte shift, and GCC spells one lane by lane.
+[[gnu::always_inline]] inline v16u8 bits_of(v16u8 bytes, int shift, uint8_t mask) {
+  typedef uint16_t v8u16 __attribute__((vector_size(16)));
+  return reinterpret_cast<v16u8>(reinterpret_cast<v8u16>(bytes) >> shift) & mask;
+}
+
+// Q2_K and Q3_K: sixteen groups of 16 values, in the order dequantize.cc
+// writes them; group g's 2-bit quants are bits `shift` of q[16 part ..].
+// Each group is dequantized in registers and multiplied in place.
+template <>
+struct BlockDot<BlockQ2_K> {
+  static void add(const uint8_t* block, const float* x, const float*, v16f& acc, float&) {
+    const float d = fp16_at(block + BlockQ2_K::kD);
+    const float dmin = fp16_at(block + BlockQ2_K::kDmin);
+    int group = 0;
+    for (int half = 0; half < 2; ++half) {
+      const uint8_t* q = block + BlockQ2_K::kQs + 32 * half;
+      for (int shift = 0; shift < 8; shift += 2) {
+        for (int part = 0; part < 2; ++part, ++group) {
+          const uint8_t sc = block[group];
+          const v16u8 bits = bits_of(load16_u8(q + 16 * part), shift, 3);
+          const v16f w = u8_to_f32(bits) * (d * static_cast<float>(sc & 0xF)) -
+                         dmin * static_cast<float>(sc >> 4);
+          acc = w * load16(x + 16 * group) + acc;
+        }
+      }
+    }
+  }
+};
+
+// Q3_K: a value is its 2 low bits, plus 4 when its hmask bit is set, minus 4.
+template <>
+struct BlockDot<BlockQ3_K> {
+  static void add(const uint8_t* block, const float* x, const float*, v16f& acc, float&) {
+    const float d = fp16_at(block + BlockQ3_K::kD);
+    int8_t scales[16];
+    unpack_q3_k_scales(block + BlockQ3_K::kScales, scales);
+    int group = 0;
+    for (int half = 0; half < 2; ++half) {
+      const uint8_t* q = block + BlockQ3_K::kQs + 32 * half;
+      for (int shift = 0; shift < 8; shift += 2) {
+        const int bit = 4 * half + shift / 2;
+        for (int part = 0; part < 2; ++part, ++group) {
+          const v16u8 low = bits_of(load16_u8(q + 16 * part), shift, 3);
+          const v16u8 high = bits_of(load16_u8(block + 16 * part), bit, 1) << 2;
+          const v16f w = (u8_to_f32(low | high) - 4.0f) * (d * static_cast<float>(scales[group]));
+          acc = w * load16(x + 16 * group) + acc;
+        }
+      }
+    }
+  }
+};
+
 // Q6_K: per half of 128, four runs of 32; run r takes the low (r < 2) or high
 // nibbles of ql[32 (r % 2) ..] and bits 2r of qh; one int8 scale per 16.
 template <>
@@ -175,6 +233,73 @@ template <typename Block, int kRows>
   for (int r = 0; r < kRows; ++r) out[r] = hsum(acc[r]) + offset[r];
 }
 
+// 16 consecutive f16 or bf16 values as floats.
+v16f load16_values(BlockF16, const uint8_t* p) {
+#if defined(__AVX512F__)
+  return {reinterpret_cast<f32_part>(
+      _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))))};
+#elif defined(__F16C__)
+  return {reinterpret_cast<f32_part>(
+              _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))),
+          reinterpret_cast<f32_part>(
+              _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16))))};
+#else
+  float values[kLanes];
+  for (int i = 0; i < kLanes; ++i) values[i] = fp16_at(p + 2 * i);
+  return load16(values);
+#endif
+}
+
+// A bf16 is the top half of an f32.
+v16f load16_values(BlockBF16, const uint8_t* p) {
+#if defined(__AVX512F__)
+  const __m512i wide =
+      _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  return {reinterpret_cast<f32_part>(_mm512_slli_epi32(wide, 16))};
+#elif defined(__AVX2__)
+  v16f r;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i wide =
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * h)));
+    r.part[h] = reinterpret_cast<f32_part>(_mm256_slli_epi32(wide, 16));
+  }
+  return r;
+#else
+  float values[kLanes];
+  for (int i = 0; i < kLanes; ++i) {
+    uint16_t h;
+    std::memcpy(&h, p + 2 * i, sizeof(h));
+    values[i] = bf16_to_fp32(h);
+  }
+  return load16(values);
+#endif
+}
+
+float value_at(BlockF16, const uint8_t* p) {
+  return fp16_at(p);
+}
+
+float value_at(BlockBF16, const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, sizeof(h));
+  return bf16_to_fp32(h);
+}
+
+// f16 and bf16 rows: converted 16 values at a time and multiplied in place.
+template <typename Block>
+void dot_rows_halves(const uint8_t* row, size_t row_bytes, int64_t n_rows, const float* x,
+                     int64_t n, float* out) {
+  for (int64_t r = 0; r < n_rows; ++r, row += row_bytes) {
+    v16f acc{};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      acc = load16_values(Block{}, row + 2 * i) * load16(x + i) + acc;
+    float tail = 0.0f;
+    for (; i < n; ++i) tail += value_at(Block{}, row + 2 * i) * x[i];
+    out[r] = hsum(acc) + tail;
+  }
+}
+
 }  // namespace
 
 std::vector<float> block_sums32(const float* x, int64_t n) {
@@ -190,6 +315,8 @@ void dot_rows_f32(const uint8_t* row, size_t row_bytes, int64_t n_rows, const fl
   if constexpr (std::is_same_v<Block, BlockF32>) {
     for (int64_t r = 0; r < n_rows; ++r)
       out[r] = dot(reinterpret_cast<const float*>(row + r * row_bytes), x, n);
+  } else if constexpr (Block::kElems == 1) {
+    dot_rows_halves<Block>(row, row_bytes, n_rows, x, n, out);
   } else {
     int64_t r = 0;
     for (; r + 4 <= n_rows; r += 4)
@@ -203,11 +330,15 @@ void dot_rows_f32(const uint8_t* row, size_t row_bytes, int64_t n_rows, const fl
   template void dot_rows_f32<Block>(const uint8_t*, size_t, int64_t, const float*, const float*, \
                                     int64_t, float*)
 EVENTKV_DOT_ROWS_F32(BlockF32);
+EVENTKV_DOT_ROWS_F32(BlockF16);
+EVENTKV_DOT_ROWS_F32(BlockBF16);
 EVENTKV_DOT_ROWS_F32(BlockQ4_0);
 EVENTKV_DOT_ROWS_F32(BlockQ4_1);
 EVENTKV_DOT_ROWS_F32(BlockQ5_0);
 EVENTKV_DOT_ROWS_F32(BlockQ5_1);
 EVENTKV_DOT_ROWS_F32(BlockQ8_0);
+EVENTKV_DOT_ROWS_F32(BlockQ2_K);
+EVENTKV_DOT_ROWS_F32(BlockQ3_K);
 EVENTKV_DOT_ROWS_F32(BlockQ4_K);
 EVENTKV_DOT_ROWS_F32(BlockQ5_K);
 EVENTKV_DOT_ROWS_F32(BlockQ6_K);

@@ -5,7 +5,6 @@
 #include "compute/quant_blocks.h"
 #include "compute/quant_dot.h"
 #include "compute/quant_dot_q8.h"
-#include "compute/vec_ops.h"
 #include "util/error.h"
 
 namespace eventkv::compute {
@@ -29,7 +28,7 @@ constexpr QuantType entry(DotF32Fn dot_f32, DotQ8Fn dot_q8, UnpackU8Fn unpack_u8
 // The types eventkv computes with, in id order.
 constexpr QuantType kQuantTypes[] = {
     entry<BlockF32>(&dot_rows_f32<BlockF32>, nullptr),
-    entry<BlockF16>(nullptr, nullptr),
+    entry<BlockF16>(&dot_rows_f32<BlockF16>, nullptr),
     entry<BlockQ4_0>(&dot_rows_f32<BlockQ4_0>, &dot_rows_int8<BlockQ4_0>,
                      &unpack_u8_blocks<BlockQ4_0>),
     entry<BlockQ4_1>(&dot_rows_f32<BlockQ4_1>, &dot_rows_int8<BlockQ4_1>,
@@ -39,15 +38,15 @@ constexpr QuantType kQuantTypes[] = {
     entry<BlockQ5_1>(&dot_rows_f32<BlockQ5_1>, &dot_rows_int8<BlockQ5_1>,
                      &unpack_u8_blocks<BlockQ5_1>),
     entry<BlockQ8_0>(&dot_rows_f32<BlockQ8_0>, &dot_rows_int8<BlockQ8_0>),
-    entry<BlockQ2_K>(nullptr, nullptr),
-    entry<BlockQ3_K>(nullptr, nullptr),
+    entry<BlockQ2_K>(&dot_rows_f32<BlockQ2_K>, nullptr),
+    entry<BlockQ3_K>(&dot_rows_f32<BlockQ3_K>, nullptr),
     entry<BlockQ4_K>(&dot_rows_f32<BlockQ4_K>, &dot_rows_int8<BlockQ4_K>,
                      &unpack_u8_blocks<BlockQ4_K>),
     entry<BlockQ5_K>(&dot_rows_f32<BlockQ5_K>, &dot_rows_int8<BlockQ5_K>,
                      &unpack_u8_blocks<BlockQ5_K>),
     entry<BlockQ6_K>(&dot_rows_f32<BlockQ6_K>, &dot_rows_int8<BlockQ6_K>,
                      &unpack_u8_blocks<BlockQ6_K>),
-    entry<BlockBF16>(nullptr, nullptr),
+    entry<BlockBF16>(&dot_rows_f32<BlockBF16>, nullptr),
 };
 
 // Indexed by type id (ggml's largest is 39): dot_rows looks its type up
@@ -64,22 +63,6 @@ const QuantType& require(gguf::GgmlType type, const char* what) {
   if (q == nullptr)
     fail(what, ": tensor type ", gguf::type_name(type), " is not supported by eventkv");
   return *q;
-}
-
-// A type without a fused dot: dequantize 256 elements at a time and take the dot.
-void dot_rows_dequantized(const QuantType& q, const uint8_t* row, size_t row_bytes, int64_t n_rows,
-                          const float* x, int64_t n, float* out) {
-  const int64_t chunk = q.block_elems > 256 ? q.block_elems : 256;
-  float buffer[256];
-  for (int64_t r = 0; r < n_rows; ++r, row += row_bytes) {
-    float total = 0.0f;
-    for (int64_t i = 0; i < n; i += chunk) {
-      const int64_t len = n - i < chunk ? n - i : chunk;
-      q.dequantize(row + i / q.block_elems * q.block_bytes, buffer, len);
-      total += dot(buffer, x + i, len);
-    }
-    out[r] = total;
-  }
 }
 
 }  // namespace
@@ -101,8 +84,7 @@ void dequantize_row(gguf::GgmlType type, const uint8_t* src, float* dst, int64_t
 void dot_rows(gguf::GgmlType type, const uint8_t* row, size_t row_bytes, int64_t n_rows,
               const float* x, const float* xsum32, int64_t n, float* out) {
   const QuantType& q = require(type, "dot_rows");
-  if (q.dot_f32 != nullptr) return q.dot_f32(row, row_bytes, n_rows, x, xsum32, n, out);
-  dot_rows_dequantized(q, row, row_bytes, n_rows, x, n, out);
+  q.dot_f32(row, row_bytes, n_rows, x, xsum32, n, out);
 }
 
 int64_t q8_block_elems(gguf::GgmlType type) {

@@ -31,8 +31,8 @@ struct QuantType {
   int64_t block_elems;  // elements per block
   int64_t block_bytes;  // bytes per block
   DequantizeFn dequantize;
-  DotF32Fn dot_f32;  // nullptr: dot_rows dequantizes 256 values at a time
-  DotQ8Fn dot_q8;    // nullptr: no int8 path, matmul keeps f32
+  DotF32Fn dot_f32;
+  DotQ8Fn dot_q8;  // nullptr: no int8 path, matmul keeps f32
   // The activation block dot_q8 takes: 32 (llama.cpp's Q8_0 layout) or 256
   // (Q8_K), always the weight block; 0 without dot_q8.
   int64_t q8_block;
