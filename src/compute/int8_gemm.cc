@@ -72,22 +72,24 @@ v16f32 load16f(const float* p) {
   return v;
 }
 
-// Group g's rows times the tokens of one tile; only the tile's real tokens
-// are stored.
+// Group g's rows times the tokens of one tile, kColumns columns per scale;
+// only the tile's real tokens are stored.
+template <int64_t kColumns>
 void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y) {
   constexpr int kT = kTileTokens;
   const int64_t n = w.n_in;
-  const int64_t column_groups = n / 16;
+  const int64_t scale_groups = n / kColumns;
   const uint8_t* q = w.q.data() + g * n * kInt8GroupRows;
-  const float* scale = w.scale.data() + g * column_groups * kInt8GroupRows;
-  const float* offset = w.offset.data() + g * column_groups * kInt8GroupRows;
+  const float* scale = w.scale.data() + g * scale_groups * kInt8GroupRows;
+  const float* offset = w.offset.data() + g * scale_groups * kInt8GroupRows;
   const int8_t* xq = x.q.data() + tile_index * n * kT;
-  const float* xd = x.d.data() + tile_index * column_groups * kT;
-  const float* xdsum = x.dsum.data() + tile_index * column_groups * kT;
+  const float* xd = x.d.data() + tile_index * (n / 32) * kT;
+  const float* xdsum =
+      (kColumns == 32 ? x.dsum32 : x.dsum16).data() + tile_index * scale_groups * kT;
   v16f32 acc[kT] = {};
-  for (int64_t c = 0; c < column_groups; ++c) {
+  for (int64_t c = 0; c < scale_groups; ++c) {
     v16i32 sums[kT] = {};
-    for (int64_t k = 16 * c; k < 16 * c + 16; k += 4) {
+    for (int64_t k = kColumns * c; k < kColumns * c + kColumns; k += 4) {
       v64u8 quants;
       std::memcpy(&quants, q + k * kInt8GroupRows, sizeof(quants));
       for (int t = 0; t < kT; ++t) {
@@ -98,8 +100,9 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
     }
     const v16f32 a = load16f(scale + c * kInt8GroupRows);
     const v16f32 b = load16f(offset + c * kInt8GroupRows);
+    const int64_t c32 = kColumns * c / 32;
     for (int t = 0; t < kT; ++t) {
-      const float d = xd[c * kT + t];
+      const float d = xd[c32 * kT + t];
       const float dsum = xdsum[c * kT + t];
       acc[t] = __builtin_convertvector(sums[t], v16f32) * (a * d) - b * dsum + acc[t];
     }
@@ -114,8 +117,8 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
 
 }  // namespace
 
-Int8Rows quantize_rows16(const float* x, int64_t n_tokens, int64_t n) {
-  if (n % 16 != 0) fail("quantize_rows16: ", n, " values do not split into blocks of 16");
+Int8Rows quantize_rows(const float* x, int64_t n_tokens, int64_t n) {
+  if (n % 32 != 0) fail("quantize_rows: ", n, " values do not split into blocks of 32");
   constexpr int64_t kT = kTileTokens;
   Int8Rows out;
   out.n_tokens = n_tokens;
@@ -123,23 +126,32 @@ Int8Rows quantize_rows16(const float* x, int64_t n_tokens, int64_t n) {
   out.tile_tokens = kT;
   const int64_t padded = (n_tokens + kT - 1) / kT * kT;
   out.q.assign(static_cast<size_t>(padded * n), 0);
-  out.d.assign(static_cast<size_t>(padded * n / 16), 0.0f);
-  out.dsum.assign(out.d.size(), 0.0f);
+  out.d.assign(static_cast<size_t>(padded * n / 32), 0.0f);
+  out.dsum32.assign(out.d.size(), 0.0f);
+  out.dsum16.assign(2 * out.d.size(), 0.0f);
   for (int64_t t = 0; t < n_tokens; ++t) {
     const int64_t tile_index = t / kT;
-    for (int64_t c = 0; c < n / 16; ++c) {
-      const v16f v = load16(x + t * n + 16 * c);
-      const float d = hmax(select(v < 0.0f, -v, v)) / 127.0f;
+    for (int64_t c = 0; c < n / 32; ++c) {
+      const v16f low = load16(x + t * n + 32 * c);
+      const v16f high = load16(x + t * n + 32 * c + 16);
+      const float d =
+          std::max(hmax(select(low < 0.0f, -low, low)), hmax(select(high < 0.0f, -high, high))) /
+          127.0f;
       const float inverse = d > 0.0f ? 1.0f / d : 0.0f;
-      const v16f rounded = (v * inverse + kRoundingShift) - kRoundingShift;
-      const v16i8 q = to_i8(to_i32(rounded));
-      for (int64_t j = 0; j < 4; ++j) {
-        std::memcpy(out.q.data() + ((tile_index * n / 4 + 4 * c + j) * kT + t % kT) * 4,
-                    reinterpret_cast<const int8_t*>(&q) + 4 * j, 4);
+      const v16f halves[2] = {(low * inverse + kRoundingShift) - kRoundingShift,
+                              (high * inverse + kRoundingShift) - kRoundingShift};
+      for (int h = 0; h < 2; ++h) {
+        const v16i8 q = to_i8(to_i32(halves[h]));
+        for (int64_t j = 0; j < 4; ++j) {
+          std::memcpy(out.q.data() + ((tile_index * n / 4 + 8 * c + 4 * h + j) * kT + t % kT) * 4,
+                      reinterpret_cast<const int8_t*>(&q) + 4 * j, 4);
+        }
+        out.dsum16[static_cast<size_t>((tile_index * n / 16 + 2 * c + h) * kT + t % kT)] =
+            d * hsum(halves[h]);
       }
-      const auto at = static_cast<size_t>((tile_index * n / 16 + c) * kT + t % kT);
+      const auto at = static_cast<size_t>((tile_index * n / 32 + c) * kT + t % kT);
       out.d[at] = d;
-      out.dsum[at] = d * hsum(rounded);
+      out.dsum32[at] = d * hsum(halves[0] + halves[1]);
     }
   }
   return out;
@@ -155,7 +167,13 @@ void int8_gemm(const model::Int8Panels& w, const Int8Rows& x, float* y, int64_t 
   for (int64_t tile0 = 0; tile0 < tiles; tile0 += kBlockTiles) {
     const int64_t tile_end = std::min(tiles, tile0 + kBlockTiles);
     for (int64_t g = group_begin; g < group_end; ++g) {
-      for (int64_t i = tile0; i < tile_end; ++i) tile(w, g, x, i, y);
+      for (int64_t i = tile0; i < tile_end; ++i) {
+        if (w.scale_columns == 32) {
+          tile<32>(w, g, x, i, y);
+        } else {
+          tile<16>(w, g, x, i, y);
+        }
+      }
     }
   }
 }

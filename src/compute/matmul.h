@@ -20,7 +20,7 @@ using model::WeightView;
 // integers, as llama.cpp does: decode 1.2x (Q4_1) to 2.6x (Q4_K_M) faster
 // on the real models, logits move by a few tenths.
 // Larger batches use f32, but with kInt8 on a matrix that has int8 panels
-// (model/weights.h), where they multiply int8 activations (per 16 values)
+// (model/weights.h), where they multiply int8 activations (per 32 values)
 // in integers (compute/int8_gemm.h). Types without an integer kernel always
 // use f32.
 // The Rowwise variants keep the fused dots at every batch size: a row's bits

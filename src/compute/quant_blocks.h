@@ -165,7 +165,13 @@ void dot_rows_int8(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q
                    float* out, int64_t out_stride);
 
 // compute/unpack_u8.cc: n elements (a multiple of Block::kElems) as q[n]
-// below 64 and, per 16, scale and offset (value = scale * q - offset).
+// below 64 and, per u8_scale_columns<Block> values, scale and offset (value
+// = scale * q - offset): 32 (a block or sub-block's scale), 16 for Q6_K.
+template <typename Block>
+inline constexpr int64_t u8_scale_columns = 32;
+template <>
+inline constexpr int64_t u8_scale_columns<BlockQ6_K> = 16;
+
 template <typename Block>
 void unpack_u8_blocks(const uint8_t* src, uint8_t* q, float* scale, float* offset, int64_t n);
 

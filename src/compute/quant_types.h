@@ -22,8 +22,8 @@ using DotF32Fn = void (*)(const uint8_t* row, size_t row_bytes, int64_t n_rows, 
 using DotQ8Fn = void (*)(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Batch& x,
                          float* out, int64_t out_stride);
 
-// As unpack_u8_blocks (compute/quant_blocks.h): q below 64 and, per 16
-// values, scale and offset (value = scale * q - offset).
+// As unpack_u8_blocks (compute/quant_blocks.h): q below 64 and, per
+// u8_scale_columns values, scale and offset (value = scale * q - offset).
 using UnpackU8Fn = void (*)(const uint8_t* src, uint8_t* q, float* scale, float* offset, int64_t n);
 
 struct QuantType {
@@ -36,7 +36,8 @@ struct QuantType {
   // The activation block dot_q8 takes: 32 (llama.cpp's Q8_0 layout) or 256
   // (Q8_K), always the weight block; 0 without dot_q8.
   int64_t q8_block;
-  UnpackU8Fn unpack_u8;  // nullptr: no int8 panels (model/weights.h)
+  UnpackU8Fn unpack_u8;      // nullptr: no int8 panels (model/weights.h)
+  int64_t u8_scale_columns;  // values per scale and offset of unpack_u8: 16 or 32
 };
 
 // The chosen kernel variant's entry of `type`, or nullptr when eventkv

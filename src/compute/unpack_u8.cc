@@ -1,5 +1,5 @@
 // The weights of a block as unsigned integers with a scale and an offset per
-// 16 (value = scale * q - offset), for the int8 panels of the many-token
+// 32 values, or 16 for Q6_K (value = scale * q - offset), for the int8 panels of the many-token
 // integer product (model/weights.h). Every type here stores q below 64, so
 // a pair of products with int8 activations fits vpmaddubsw's int16.
 // Integer-only but for the scales, which are the products dequantize.cc
@@ -13,7 +13,7 @@
 namespace eventkv::compute {
 namespace {
 
-// Sixteen values share scale `a` and offset `b`.
+// Group `group`'s values share scale `a` and offset `b`.
 void set_group(float* scale, float* offset, int group, float a, float b) {
   scale[group] = a;
   offset[group] = b;
@@ -26,7 +26,7 @@ void unpack_block(BlockQ4_0, const uint8_t* block, uint8_t* q, float* scale, flo
     q[j] = qs[j] & 0x0F;
     q[j + 16] = qs[j] >> 4;
   }
-  for (int g = 0; g < 2; ++g) set_group(scale, offset, g, d, 8.0f * d);
+  set_group(scale, offset, 0, d, 8.0f * d);
 }
 
 void unpack_block(BlockQ4_1, const uint8_t* block, uint8_t* q, float* scale, float* offset) {
@@ -37,7 +37,7 @@ void unpack_block(BlockQ4_1, const uint8_t* block, uint8_t* q, float* scale, flo
     q[j] = qs[j] & 0x0F;
     q[j + 16] = qs[j] >> 4;
   }
-  for (int g = 0; g < 2; ++g) set_group(scale, offset, g, d, -m);
+  set_group(scale, offset, 0, d, -m);
 }
 
 // The fifth bit of element j is bit j of qh.
@@ -53,7 +53,7 @@ void unpack_block(BlockQ5<kHasMin>, const uint8_t* block, uint8_t* q, float* sca
     q[j + 16] = static_cast<uint8_t>((qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4));
   }
   const float b = kHasMin ? -fp16_at(block + Block::kM) : 16.0f * d;
-  for (int g = 0; g < 2; ++g) set_group(scale, offset, g, d, b);
+  set_group(scale, offset, 0, d, b);
 }
 
 template <bool kFifthBit>
@@ -74,12 +74,9 @@ void unpack_block(BlockQ45_K<kFifthBit>, const uint8_t* block, uint8_t* q, float
       q[64 * c + 32 + l] = static_cast<uint8_t>((qs[32 * c + l] >> 4) | high_bit);
     }
   }
-  // Sub-block s (32 values) is groups 2 s and 2 s + 1.
   for (int s = 0; s < 8; ++s) {
-    const float a = d * static_cast<float>(scales_mins[s]);
-    const float b = dmin * static_cast<float>(scales_mins[8 + s]);
-    set_group(scale, offset, 2 * s, a, b);
-    set_group(scale, offset, 2 * s + 1, a, b);
+    set_group(scale, offset, s, d * static_cast<float>(scales_mins[s]),
+              dmin * static_cast<float>(scales_mins[8 + s]));
   }
 }
 
@@ -109,7 +106,7 @@ void unpack_block(BlockQ6_K, const uint8_t* block, uint8_t* q, float* scale, flo
 
 template <typename Block>
 void unpack_u8_blocks(const uint8_t* src, uint8_t* q, float* scale, float* offset, int64_t n) {
-  constexpr int kGroups = Block::kElems / 16;
+  constexpr int64_t kGroups = Block::kElems / u8_scale_columns<Block>;
   for (int64_t b = 0; b < n / Block::kElems; ++b) {
     unpack_block(Block{}, src + b * Block::kBytes, q + b * Block::kElems, scale + b * kGroups,
                  offset + b * kGroups);

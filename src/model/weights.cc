@@ -119,28 +119,29 @@ bool int8_packable(const WeightView& w) {
 Int8Panels pack_int8_panels(const WeightView& w) {
   if (!int8_packable(w))
     fail("int8 panels: tensor type ", gguf::type_name(w.type), " cannot be packed");
-  const compute::UnpackU8Fn unpack = compute::find_quant_type(w.type)->unpack_u8;
+  const compute::QuantType& type = *compute::find_quant_type(w.type);
   constexpr int64_t kG = kInt8GroupRows;
   Int8Panels p;
   p.n_in = w.n_in;
   p.n_out = w.n_out;
-  const int64_t row_groups = w.n_in / 16;
+  p.scale_columns = type.u8_scale_columns;
+  const int64_t scale_groups = w.n_in / p.scale_columns;
   p.q.assign(static_cast<size_t>(p.groups() * kG * w.n_in), 0);
-  p.scale.assign(static_cast<size_t>(p.groups() * kG * row_groups), 0.0f);
+  p.scale.assign(static_cast<size_t>(p.groups() * kG * scale_groups), 0.0f);
   p.offset.assign(p.scale.size(), 0.0f);
   std::vector<uint8_t> q(static_cast<size_t>(w.n_in));
-  std::vector<float> scale(static_cast<size_t>(row_groups));
+  std::vector<float> scale(static_cast<size_t>(scale_groups));
   std::vector<float> offset(scale.size());
   for (int64_t row = 0; row < w.n_out; ++row) {
-    unpack(w.data + row * w.row_bytes, q.data(), scale.data(), offset.data(), w.n_in);
+    type.unpack_u8(w.data + row * w.row_bytes, q.data(), scale.data(), offset.data(), w.n_in);
     const int64_t g = row / kG;
     const int64_t r = row % kG;
     for (int64_t k = 0; k < w.n_in; k += 4) {
       std::copy_n(q.data() + k, 4, p.q.data() + (g * w.n_in + k) * kG + 4 * r);
     }
-    for (int64_t c = 0; c < row_groups; ++c) {
-      p.scale[static_cast<size_t>((g * row_groups + c) * kG + r)] = scale[c];
-      p.offset[static_cast<size_t>((g * row_groups + c) * kG + r)] = offset[c];
+    for (int64_t c = 0; c < scale_groups; ++c) {
+      p.scale[static_cast<size_t>((g * scale_groups + c) * kG + r)] = scale[c];
+      p.offset[static_cast<size_t>((g * scale_groups + c) * kG + r)] = offset[c];
     }
   }
   return p;

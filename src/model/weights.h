@@ -21,17 +21,19 @@ inline constexpr int64_t kPanelDepth = 256;
 
 // A matrix as unsigned 8-bit integers for the many-token integer product
 // (compute/int8_gemm.h): value = scale * q - offset, with q below 64 and one
-// scale and offset per 16 values of a row. Rows come in groups of
-// kInt8GroupRows (the last padded with zeros): group g's q holds, for each 4
-// columns k .. k + 3, its rows' 4 bytes one row after the other
-// (q[(g * n_in + k) * 16 + 4 r + j] is row 16 g + r, column k + j), so that
-// one 64-byte load feeds one vpdpbusd; scale and offset hold per 16 columns
-// the group's 16 rows ([(g * n_in / 16 + k / 16) * 16 + r]).
+// scale and offset per `scale_columns` values of a row (32, or 16 for Q6_K).
+// Rows come in groups of kInt8GroupRows (the last padded with zeros): group
+// g's q holds, for each 4 columns k .. k + 3, its rows' 4 bytes one row after
+// the other (q[(g * n_in + k) * 16 + 4 r + j] is row 16 g + r, column k + j),
+// so that one 64-byte load feeds one vpdpbusd; scale and offset hold per
+// scale_columns columns the group's 16 rows
+// ([(g * n_in / scale_columns + k / scale_columns) * 16 + r]).
 inline constexpr int64_t kInt8GroupRows = 16;
 
 struct Int8Panels {
   int64_t n_in = 0;
   int64_t n_out = 0;
+  int64_t scale_columns = 32;
   AlignedVector<uint8_t> q;
   AlignedVector<float> scale;
   AlignedVector<float> offset;
@@ -59,8 +61,8 @@ struct WeightView {
   int64_t panel_rows() const { return (n_out + kPanelRows - 1) / kPanelRows; }
   int64_t panel_columns() const { return (n_in + kPanelDepth - 1) / kPanelDepth; }
   int64_t panel_floats() const { return panel_rows() * panel_columns() * kPanelRows * kPanelDepth; }
-  // Bytes of this matrix as Int8Panels: a byte per value and two floats per
-  // 16, rows padded to a group.
+  // Bytes of this matrix as Int8Panels, at most: a byte per value and two
+  // floats per 16, rows padded to a group.
   int64_t int8_panel_bytes() const {
     const int64_t padded_values =
         (n_out + kInt8GroupRows - 1) / kInt8GroupRows * kInt8GroupRows * n_in;

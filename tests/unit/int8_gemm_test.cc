@@ -3,7 +3,7 @@
 // - the panels hold the dequantized values: scale * q - offset equals
 //   dequantize_row up to one f32 rounding;
 // - matmul with kInt8 on them equals a double-precision product of the
-//   dequantized weights with x, within what rounding x to 8 bits per 16
+//   dequantized weights with x, within what rounding x to 8 bits per 32
 //   values can move it (half a step per value);
 // - a token's row has the same bits whatever tokens share its batch.
 // The row count (40) leaves the last group of 16 padded.
@@ -69,7 +69,9 @@ class Int8Gemm : public ::testing::TestWithParam<gguf::GgmlType> {
 };
 
 TEST_P(Int8Gemm, PanelsHoldTheDequantizedValues) {
-  const int64_t column_groups = kIn / 16;
+  const int64_t columns = panels_.scale_columns;
+  EXPECT_EQ(columns, GetParam() == gguf::GgmlType::kQ6_K ? 16 : 32);
+  const int64_t scale_groups = kIn / columns;
   for (int64_t r = 0; r < kOut; ++r) {
     const std::vector<float> row = dequantized_row(r);
     const float largest = std::abs(*std::max_element(
@@ -77,7 +79,7 @@ TEST_P(Int8Gemm, PanelsHoldTheDequantizedValues) {
     const int64_t g = r / model::kInt8GroupRows;
     const int64_t lane = r % model::kInt8GroupRows;
     for (int64_t k = 0; k < kIn; ++k) {
-      const size_t at = static_cast<size_t>((g * column_groups + k / 16) * 16 + lane);
+      const size_t at = static_cast<size_t>((g * scale_groups + k / columns) * 16 + lane);
       const uint8_t q =
           panels_.q[static_cast<size_t>((g * kIn + k / 4 * 4) * 16 + 4 * lane + k % 4)];
       ASSERT_LT(q, 64);
@@ -95,10 +97,10 @@ TEST_P(Int8Gemm, EqualsTheProductWithinTheActivationRounding) {
       const float* x = x_.data() + t * kIn;
       double reference = 0.0;
       double bound = 0.0;
-      for (int64_t c = 0; c < kIn; c += 16) {
+      for (int64_t c = 0; c < kIn; c += 32) {
         double step = 0.0;
-        for (int64_t k = c; k < c + 16; ++k) step = std::max(step, std::abs(double{x[k]}) / 127.0);
-        for (int64_t k = c; k < c + 16; ++k) {
+        for (int64_t k = c; k < c + 32; ++k) step = std::max(step, std::abs(double{x[k]}) / 127.0);
+        for (int64_t k = c; k < c + 32; ++k) {
           reference += double{w[k]} * x[k];
           bound += std::abs(double{w[k]}) * (step / 2 + 1e-6 * std::abs(double{x[k]}));
         }
