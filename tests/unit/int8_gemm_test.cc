@@ -24,9 +24,9 @@
 namespace eventkv::compute {
 namespace {
 
-constexpr int64_t kIn = 512;
-constexpr int64_t kOut = 40;
-constexpr int64_t kTokens = 19;
+constexpr int64_t kGemmIn = 512;
+constexpr int64_t kGemmOut = 40;
+constexpr int64_t kGemmTokens = 19;
 
 const gguf::GgmlType kPackable[] = {
     gguf::GgmlType::kQ4_0, gguf::GgmlType::kQ4_1, gguf::GgmlType::kQ5_0, gguf::GgmlType::kQ5_1,
@@ -36,27 +36,27 @@ class Int8Gemm : public ::testing::TestWithParam<gguf::GgmlType> {
  protected:
   void SetUp() override {
     Rng rng(7);
-    bytes_ = gguf::random_tensor_bytes(GetParam(), kIn, kOut, rng, 0.05f);
+    bytes_ = gguf::random_tensor_bytes(GetParam(), kGemmIn, kGemmOut, rng, 0.05f);
     w_.type = GetParam();
-    w_.n_in = kIn;
-    w_.n_out = kOut;
+    w_.n_in = kGemmIn;
+    w_.n_out = kGemmOut;
     w_.data = bytes_.data();
-    w_.row_bytes = bytes_.size() / kOut;
+    w_.row_bytes = bytes_.size() / kGemmOut;
     ASSERT_TRUE(model::int8_packable(w_));
     panels_ = model::pack_int8_panels(w_);
     w_.int8 = &panels_;
-    x_.resize(static_cast<size_t>(kTokens * kIn));
+    x_.resize(static_cast<size_t>(kGemmTokens * kGemmIn));
     for (float& v : x_) v = static_cast<float>(rng.normal());
   }
 
   std::vector<float> dequantized_row(int64_t r) const {
-    std::vector<float> row(static_cast<size_t>(kIn));
-    dequantize_row(w_.type, w_.data + r * w_.row_bytes, row.data(), kIn);
+    std::vector<float> row(static_cast<size_t>(kGemmIn));
+    dequantize_row(w_.type, w_.data + r * w_.row_bytes, row.data(), kGemmIn);
     return row;
   }
 
   std::vector<float> product(const float* x, int64_t n_tokens) {
-    std::vector<float> y(static_cast<size_t>(n_tokens * kOut));
+    std::vector<float> y(static_cast<size_t>(n_tokens * kGemmOut));
     matmul(w_, x, n_tokens, y.data(), pool_, ActivationPrecision::kInt8);
     return y;
   }
@@ -71,17 +71,17 @@ class Int8Gemm : public ::testing::TestWithParam<gguf::GgmlType> {
 TEST_P(Int8Gemm, PanelsHoldTheDequantizedValues) {
   const int64_t columns = panels_.scale_columns;
   EXPECT_EQ(columns, GetParam() == gguf::GgmlType::kQ6_K ? 16 : 32);
-  const int64_t scale_groups = kIn / columns;
-  for (int64_t r = 0; r < kOut; ++r) {
+  const int64_t scale_groups = kGemmIn / columns;
+  for (int64_t r = 0; r < kGemmOut; ++r) {
     const std::vector<float> row = dequantized_row(r);
     const float largest = std::abs(*std::max_element(
         row.begin(), row.end(), [](float a, float b) { return std::abs(a) < std::abs(b); }));
     const int64_t g = r / model::kInt8GroupRows;
     const int64_t lane = r % model::kInt8GroupRows;
-    for (int64_t k = 0; k < kIn; ++k) {
+    for (int64_t k = 0; k < kGemmIn; ++k) {
       const size_t at = static_cast<size_t>((g * scale_groups + k / columns) * 16 + lane);
       const uint8_t q =
-          panels_.q[static_cast<size_t>((g * kIn + k / 4 * 4) * 16 + 4 * lane + k % 4)];
+          panels_.q[static_cast<size_t>((g * kGemmIn + k / 4 * 4) * 16 + 4 * lane + k % 4)];
       ASSERT_LT(q, 64);
       const float value = panels_.scale[at] * static_cast<float>(q) - panels_.offset[at];
       ASSERT_NEAR(value, row[k], 2e-7 * largest) << "row " << r << ", column " << k;
@@ -90,14 +90,14 @@ TEST_P(Int8Gemm, PanelsHoldTheDequantizedValues) {
 }
 
 TEST_P(Int8Gemm, EqualsTheProductWithinTheActivationRounding) {
-  const std::vector<float> y = product(x_.data(), kTokens);
-  for (int64_t r = 0; r < kOut; ++r) {
+  const std::vector<float> y = product(x_.data(), kGemmTokens);
+  for (int64_t r = 0; r < kGemmOut; ++r) {
     const std::vector<float> w = dequantized_row(r);
-    for (int64_t t = 0; t < kTokens; ++t) {
-      const float* x = x_.data() + t * kIn;
+    for (int64_t t = 0; t < kGemmTokens; ++t) {
+      const float* x = x_.data() + t * kGemmIn;
       double reference = 0.0;
       double bound = 0.0;
-      for (int64_t c = 0; c < kIn; c += 32) {
+      for (int64_t c = 0; c < kGemmIn; c += 32) {
         double step = 0.0;
         for (int64_t k = c; k < c + 32; ++k) step = std::max(step, std::abs(double{x[k]}) / 127.0);
         for (int64_t k = c; k < c + 32; ++k) {
@@ -105,18 +105,18 @@ TEST_P(Int8Gemm, EqualsTheProductWithinTheActivationRounding) {
           bound += std::abs(double{w[k]}) * (step / 2 + 1e-6 * std::abs(double{x[k]}));
         }
       }
-      EXPECT_NEAR(y[t * kOut + r], reference, bound) << "row " << r << ", token " << t;
+      EXPECT_NEAR(y[t * kGemmOut + r], reference, bound) << "row " << r << ", token " << t;
     }
   }
 }
 
 TEST_P(Int8Gemm, ATokensRowDoesNotDependOnItsBatch) {
-  const std::vector<float> all = product(x_.data(), kTokens);
-  for (int64_t t0 = 0; t0 + 3 <= kTokens; t0 += 4) {
-    const std::vector<float> three = product(x_.data() + t0 * kIn, 3);
-    for (int64_t i = 0; i < 3 * kOut; ++i) {
-      ASSERT_EQ(std::memcmp(&three[i], &all[t0 * kOut + i], sizeof(float)), 0)
-          << "token " << t0 + i / kOut << ", row " << i % kOut;
+  const std::vector<float> all = product(x_.data(), kGemmTokens);
+  for (int64_t t0 = 0; t0 + 3 <= kGemmTokens; t0 += 4) {
+    const std::vector<float> three = product(x_.data() + t0 * kGemmIn, 3);
+    for (int64_t i = 0; i < 3 * kGemmOut; ++i) {
+      ASSERT_EQ(std::memcmp(&three[i], &all[t0 * kGemmOut + i], sizeof(float)), 0)
+          << "token " << t0 + i / kGemmOut << ", row " << i % kGemmOut;
     }
   }
 }
