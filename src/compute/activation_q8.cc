@@ -7,13 +7,6 @@
 #include "util/error.h"
 
 namespace eventkv::compute {
-namespace {
-
-// Adding and subtracting 1.5 * 2^23 rounds an f32 of magnitude below 2^22 to
-// the nearest integer (ties to even), with no conversion instruction.
-constexpr float kRoundingShift = 12582912.0f;
-
-}  // namespace
 
 Q8Activations quantize_activations(const float* x, int64_t n, int64_t block) {
   if ((block != 32 && block != 256) || n % block != 0)

@@ -32,10 +32,6 @@ constexpr int kTileTokens = 1;
 // stay in L2 while the rows stream past.
 constexpr int64_t kBlockTiles = 8;
 
-// Adding and subtracting 1.5 * 2^23 rounds to the nearest integer (as in
-// activation_q8.cc).
-constexpr float kRoundingShift = 12582912.0f;
-
 // acc[r] + sum_j w[4 r + j] * x4's byte j (signed), for the 16 rows r.
 v16i32 dot4(v16i32 acc, v64u8 w, int32_t x4) {
 #if defined(__AVX512VNNI__)

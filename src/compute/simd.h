@@ -17,6 +17,10 @@
 namespace eventkv::compute {
 
 inline constexpr int kLanes = 16;
+
+// Adding and subtracting 1.5 * 2^23 rounds an f32 of magnitude below 2^22 to
+// the nearest integer (ties to even), with no conversion instruction.
+inline constexpr float kRoundingShift = 12582912.0f;
 #if defined(__AVX512F__)
 inline constexpr int kParts = 1;
 #elif defined(__AVX__)
