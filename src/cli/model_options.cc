@@ -4,24 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <thread>
-
-#include <unistd.h>
 
 #include "probe/runner.h"
 #include "util/error.h"
+#include "util/machine.h"
 
 namespace eventkv::cli {
 namespace {
-
-// The machine's hardware threads (1 when unknown).
-int hardware_threads() {
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-int64_t physical_memory_bytes() {
-  return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
-}
 
 // Refuses `n` tokens of KV (from -c) beyond `limit` (`limit_text` says
 // what it is), or whose f32 K and V rows could not fit in the machine's

@@ -101,8 +101,9 @@ std::string build_description() {
 }
 
 std::vector<float> forward(const model::Model& model, KvStorage& kv, const ForwardBatch& batch,
-                           ThreadPool& pool, ActivationPrecision precision) {
-  return kernels().forward(model, kv, batch, pool, precision);
+                           ThreadPool& pool, ActivationPrecision precision,
+                           ResidualCapture* capture) {
+  return kernels().forward(model, kv, batch, pool, precision, capture);
 }
 
 void attention(const AttentionShape& shape, const AttentionPlan& plan,

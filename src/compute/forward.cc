@@ -1,5 +1,6 @@
 #include "compute/forward.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "compute/attention.h"
@@ -183,8 +184,20 @@ void output_logits(const model::Model& model, const ForwardBatch& b, const Step&
   }
 }
 
+// Copies layer `il`'s output rows of the step into the capture, whose rows
+// from `first_row` on this pass fills.
+void capture_layer(const ModelConfig& c, const Step& step, int64_t il, const Activations& a,
+                   int64_t first_row, ResidualCapture& capture) {
+  for (int64_t t = 0; t < step.n; ++t) {
+    const int64_t row = first_row + step.first_row + t;
+    std::copy_n(a.x.data() + t * c.n_embd, c.n_embd,
+                capture.values.data() + (row * c.n_layer + il) * c.n_embd);
+  }
+}
+
 void run_step(const model::Model& model, KvStorage& kv, const ForwardBatch& b, const Step& step,
-              ThreadPool& pool, ActivationPrecision precision, std::vector<float>& logits) {
+              ThreadPool& pool, ActivationPrecision precision, std::vector<float>& logits,
+              ResidualCapture* capture, int64_t capture_first_row) {
   const ModelConfig& c = model.config();
   Activations a(c, step.n);
   embed(model, b.tokens.data() + step.first_row, step.n, a);
@@ -196,6 +209,7 @@ void run_step(const model::Model& model, KvStorage& kv, const ForwardBatch& b, c
     attention_block(model, il, kv, b, step, c.is_local_layer(il) ? local_table : global_table, a,
                     pool, precision);
     ffn_block(model, il, step.n, a, pool, precision);
+    if (capture != nullptr) capture_layer(c, step, il, a, capture_first_row, *capture);
   }
   output_logits(model, b, step, a, pool, precision, logits);
 }
@@ -203,10 +217,16 @@ void run_step(const model::Model& model, KvStorage& kv, const ForwardBatch& b, c
 }  // namespace
 
 std::vector<float> forward(const model::Model& model, KvStorage& kv, const ForwardBatch& batch,
-                           ThreadPool& pool, ActivationPrecision precision) {
+                           ThreadPool& pool, ActivationPrecision precision,
+                           ResidualCapture* capture) {
   const ModelConfig& c = model.config();
   check_batch(c, kv, batch);
   const auto n = static_cast<int64_t>(batch.tokens.size());
+  const int64_t capture_first_row = capture != nullptr ? capture->rows : 0;
+  if (capture != nullptr) {
+    capture->rows += n;
+    capture->values.resize(static_cast<size_t>(capture->rows * c.n_layer * c.n_embd));
+  }
   for (const int32_t cell : batch.cells) kv.activate(cell);
   std::vector<float> logits(batch.logit_rows.size() * static_cast<size_t>(c.n_vocab));
   // Equal steps, so that none is small enough to take the few-token products.
@@ -217,7 +237,7 @@ std::vector<float> forward(const model::Model& model, KvStorage& kv, const Forwa
     step.n = n * (i + 1) / n_steps - step.first_row;
     step.blocks = batch.plan.slice(static_cast<int32_t>(step.first_row),
                                    static_cast<int32_t>(step.first_row + step.n));
-    run_step(model, kv, batch, step, pool, precision, logits);
+    run_step(model, kv, batch, step, pool, precision, logits, capture, capture_first_row);
   }
   return logits;
 }

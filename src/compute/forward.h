@@ -31,14 +31,24 @@ struct ForwardBatch {
 // so activation memory is bounded whatever the batch's length.
 inline constexpr int64_t kMaxMicroBatch = 512;
 
+// The residual stream after every layer of every row a forward pass
+// computes, for hooks that read it (the Python package's hook_resid_post).
+// Rows are appended in batch order across passes: [row][layer][n_embd].
+struct ResidualCapture {
+  std::vector<float> values;
+  int64_t rows = 0;
+};
+
 // Runs the batch: writes its K/V rows into `kv` and returns the logits of
 // logit_rows, [logit_rows.size(), n_vocab]. Throws Error for an invalid
 // token id or an inconsistent batch. Cost: O(n * params + n * visible * dims).
 // `precision` applies to the weight products of batches under 3 tokens (see
 // compute/matmul.h); the default keeps every product exact in f32. A row's
-// result does not depend on how the batch is split into micro-batches.
+// result does not depend on how the batch is split into micro-batches. With
+// `capture`, every row's residual stream after each layer is appended to it.
 std::vector<float> forward(const model::Model& model, KvStorage& kv, const ForwardBatch& batch,
                            ThreadPool& pool,
-                           ActivationPrecision precision = ActivationPrecision::kF32);
+                           ActivationPrecision precision = ActivationPrecision::kF32,
+                           ResidualCapture* capture = nullptr);
 
 }  // namespace eventkv::compute

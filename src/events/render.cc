@@ -24,16 +24,23 @@ std::vector<kv::EventTokens> render_events(const tokenizer::ChatFormat& format,
   return out;
 }
 
+std::vector<int32_t> query_prompt(const tokenizer::ChatFormat& format,
+                                  const tokenizer::Tokenizer& tok, const std::string& question,
+                                  const std::string& answer_prefix) {
+  std::vector<int32_t> tokens = format.render_message(tok, {"user", question});
+  const std::vector<int32_t> prompt = format.generation_prompt(tok);
+  tokens.insert(tokens.end(), prompt.begin(), prompt.end());
+  const std::vector<int32_t> prefix = tok.encode(answer_prefix);
+  tokens.insert(tokens.end(), prefix.begin(), prefix.end());
+  return tokens;
+}
+
 QueryTokens render_query(const tokenizer::ChatFormat& format, const tokenizer::Tokenizer& tok,
                          const std::string& question, const std::string& answer_prefix,
                          const std::vector<std::string>& candidates) {
   if (candidates.empty()) fail("a query needs at least one candidate answer");
   QueryTokens query;
-  query.prompt = format.render_message(tok, {"user", question});
-  const std::vector<int32_t> prompt = format.generation_prompt(tok);
-  query.prompt.insert(query.prompt.end(), prompt.begin(), prompt.end());
-  const std::vector<int32_t> prefix = tok.encode(answer_prefix);
-  query.prompt.insert(query.prompt.end(), prefix.begin(), prefix.end());
+  query.prompt = query_prompt(format, tok, question, answer_prefix);
   for (const std::string& candidate : candidates) {
     query.candidates.push_back(tok.encode(candidate));
     if (query.candidates.back().empty()) fail("candidate answer '", candidate, "' has no tokens");

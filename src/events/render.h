@@ -33,6 +33,12 @@ struct QueryTokens {
   std::vector<std::vector<int32_t>> candidates;
 };
 
+// The prompt of a query: the question as a user turn, the assistant's
+// generation prompt and the answer prefix.
+std::vector<int32_t> query_prompt(const tokenizer::ChatFormat& format,
+                                  const tokenizer::Tokenizer& tok, const std::string& question,
+                                  const std::string& answer_prefix);
+
 QueryTokens render_query(const tokenizer::ChatFormat& format, const tokenizer::Tokenizer& tok,
                          const std::string& question, const std::string& answer_prefix,
                          const std::vector<std::string>& candidates);

@@ -23,7 +23,8 @@ std::vector<float> BatchRunner::run(const std::vector<int32_t>& logit_rows,
                                     compute::ActivationPrecision precision) {
   if (batch_.tokens.empty()) fail("BatchRunner: nothing to compute");
   batch_.logit_rows = logit_rows;
-  return compute::forward(engine_.model(), arena_.storage(), batch_, engine_.pool(), precision);
+  return compute::forward(engine_.model(), arena_.storage(), batch_, engine_.pool(), precision,
+                          engine_.capture());
 }
 
 }  // namespace eventkv::kv

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "compute/forward.h"
 #include "compute/thread_pool.h"
 #include "model/model.h"
 
@@ -20,9 +21,15 @@ class Engine {
   compute::ThreadPool& pool() { return pool_; }
   int threads() const { return pool_.size(); }
 
+  // While set, every forward pass appends its rows' residual streams to
+  // `capture` (hooks); nullptr stops it.
+  void set_capture(compute::ResidualCapture* capture) { capture_ = capture; }
+  compute::ResidualCapture* capture() const { return capture_; }
+
  private:
   std::shared_ptr<const model::Model> model_;
   compute::ThreadPool pool_;
+  compute::ResidualCapture* capture_ = nullptr;
 };
 
 }  // namespace eventkv::kv

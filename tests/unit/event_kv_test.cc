@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compute/forward.h"
+#include "compute/matmul.h"
 #include "kv/context.h"
 #include "kv/event_kv.h"
 #include "kv/snapshot.h"
@@ -423,6 +424,44 @@ TEST(EventKv, ScoresAreTeacherForcedLogProbabilities) {
     EXPECT_EQ(scores[c].n_tokens, static_cast<int32_t>(candidates[c].size()));
   }
   EXPECT_EQ(setup.arena->cells_in_use(), h.retained_rows());  // temporary rows were released
+}
+
+// The captured residual stream is the one the logits are read from: the last
+// layer's row of the last token, normed and projected, gives the logits the
+// pass returned; and every appended row is captured once.
+TEST(EventKv, CapturedResidualsGiveTheLogits) {
+  const TestCache setup = make_cache(model::Arch::kQwen3);
+  const model::ModelConfig& c = setup.config();
+  const auto events = random_events(12, 3);
+  EventKV h = setup.history();
+  h.append({events.data(), 1});
+  compute::ResidualCapture capture;
+  setup.engine->set_capture(&capture);
+  EventKV* self = &h;
+  const std::vector<std::vector<EventTokens>> rest = {{events[1], events[2]}};
+  const auto logits = EventKV::append_batched({&self, 1}, rest, {}, true);
+  setup.engine->set_capture(nullptr);
+  const auto n_rows = static_cast<int64_t>(events[1].tokens.size() + events[2].tokens.size());
+  ASSERT_EQ(capture.rows, n_rows);
+  ASSERT_EQ(capture.values.size(), static_cast<size_t>(n_rows * c.n_layer * c.n_embd));
+  const float* last = capture.values.data() + ((n_rows - 1) * c.n_layer + c.n_layer - 1) * c.n_embd;
+  double sum_squares = 0.0;
+  for (int64_t i = 0; i < c.n_embd; ++i) sum_squares += static_cast<double>(last[i]) * last[i];
+  const double scale = 1.0 / std::sqrt(sum_squares / static_cast<double>(c.n_embd) + c.rms_eps);
+  std::vector<float> normed(static_cast<size_t>(c.n_embd));
+  for (int64_t i = 0; i < c.n_embd; ++i) {
+    normed[static_cast<size_t>(i)] = static_cast<float>(
+        last[i] * scale * setup.engine->model().weights().output_norm[static_cast<size_t>(i)]);
+  }
+  std::vector<float> projected(static_cast<size_t>(c.n_vocab));
+  compute::matmul(setup.engine->model().weights().output, normed.data(), 1, projected.data(),
+                  setup.engine->pool(), compute::ActivationPrecision::kF32);
+  ASSERT_EQ(logits.size(), 1u);
+  EXPECT_LT(relative_error(projected, logits[0]), kTolerance);
+  // The first layers' rows differ from token to token: each row is its own.
+  EXPECT_NE(std::vector<float>(capture.values.begin(), capture.values.begin() + c.n_embd),
+            std::vector<float>(capture.values.begin() + c.n_layer * c.n_embd,
+                               capture.values.begin() + (c.n_layer + 1) * c.n_embd));
 }
 
 TEST(EventKv, FailedOperationsChangeNothing) {
