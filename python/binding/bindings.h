@@ -1,0 +1,47 @@
+// The Python extension module eventkv._eventkv: the engine, event histories
+// and experiments of the C++ library, bound with nanobind. One file per part;
+// module.cc defines the module and calls each part's bind function.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "kv/engine.h"
+#include "tokenizer/chat_format.h"
+
+namespace eventkv::python {
+
+namespace nb = nanobind;
+
+// A loaded model: its engine (weights and threads), its chat format, and the
+// lock that lets one forward pass run at a time when Python threads share it
+// (the GIL is released while the engine computes).
+struct LoadedModel {
+  LoadedModel(std::string path, std::shared_ptr<kv::Engine> engine, tokenizer::ChatFormat format)
+      : path(std::move(path)), engine(std::move(engine)), format(std::move(format)) {}
+
+  std::string path;
+  std::shared_ptr<kv::Engine> engine;
+  tokenizer::ChatFormat format;
+  std::mutex computing;
+};
+
+// Loads a model: threads 0 means every core; panels packs the layer weights
+// into f32 panels at load when they fit in half the memory (the experiment
+// commands' default: faster, the same results). Throws Error.
+std::shared_ptr<LoadedModel> load_model(const std::string& path, int threads, bool panels,
+                                        const std::string& chat_format);
+
+// KV cells a history or an experiment may take: `cells`, or the default of
+// the experiment commands; refused beyond the model's trained context (or
+// that default, when larger) or the machine's memory. Throws Error.
+int64_t checked_kv_cells(const LoadedModel& model, int64_t cells);
+
+void bind_model(nb::module_& m);
+void bind_history(nb::module_& m);
+void bind_experiments(nb::module_& m);
+
+}  // namespace eventkv::python
