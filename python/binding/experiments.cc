@@ -73,7 +73,7 @@ nb::object python_json(const nlohmann::json& value) {
   return nb::module_::import_("json").attr("loads")(value.dump());
 }
 
-nb::dict probe_run(const std::shared_ptr<LoadedModel>& model, const std::string& scenario_path,
+nb::dict probe_run(const std::string& scenario_path, const std::shared_ptr<LoadedModel>& model,
                    const std::string& db_path, int pairs,
                    const std::vector<std::string>& constructions, const std::vector<int>& distances,
                    bool resume, int64_t kv_cells) {
@@ -94,7 +94,7 @@ nb::dict probe_run(const std::shared_ptr<LoadedModel>& model, const std::string&
   }));
 }
 
-nb::dict landing_run(const std::shared_ptr<LoadedModel>& model, const std::string& scenario_path,
+nb::dict landing_run(const std::string& scenario_path, const std::shared_ptr<LoadedModel>& model,
                      const std::string& db_path, int pairs, const std::string& construction,
                      int distance, bool resume, int64_t kv_cells) {
   const probe::Scenario scenario = probe::load_scenario(scenario_path);
@@ -270,14 +270,14 @@ nb::dict score_pair(const std::shared_ptr<LoadedModel>& model, const nb::dict& p
 }  // namespace
 
 void bind_experiments(nb::module_& m) {
-  m.def("probe", &probe_run, nb::arg("model"), nb::arg("scenario"), nb::arg("db"),
+  m.def("probe", &probe_run, nb::arg("scenario"), nb::arg("model"), nb::arg("db"),
         nb::arg("pairs") = 0, nb::arg("constructions") = std::vector<std::string>(),
         nb::arg("distances") = std::vector<int>(), nb::arg("resume") = false,
         nb::arg("kv_cells") = 0,
         "Runs a scenario file's donor pairs under the five conditions into the results "
         "database `db`, as `eventkv probe` does (pairs: per cell, 0 for the scenario's count). "
         "Ctrl-C stops between pairs (resume=True goes on). Returns the run's outcome.");
-  m.def("landing", &landing_run, nb::arg("model"), nb::arg("scenario"), nb::arg("db"),
+  m.def("landing", &landing_run, nb::arg("scenario"), nb::arg("model"), nb::arg("db"),
         nb::arg("pairs") = 30, nb::arg("construction") = "", nb::arg("distance") = -1,
         nb::arg("resume") = false, nb::arg("kv_cells") = 0,
         "The landing analysis of one cell into `db`, as `eventkv landing` does.");

@@ -70,7 +70,7 @@ def test_bad_databases_and_pair_ids(model, cli_db, tmp_path):
         eventkv.stored_pair(cli_db, "banana")
     assert "banana" in one_line(error)
     with pytest.raises(eventkv.Error, match="nope"):
-        eventkv.probe(model, str(TINY_SCENARIO), str(tmp_path / "x.db"), constructions=["nope"])
+        eventkv.probe(str(TINY_SCENARIO), model, str(tmp_path / "x.db"), constructions=["nope"])
     assert not (tmp_path / "x.db").exists()
     with pytest.raises(eventkv.Error):
-        eventkv.probe(model, str(tmp_path / "missing.json"), str(tmp_path / "y.db"))
+        eventkv.probe(str(tmp_path / "missing.json"), model, str(tmp_path / "y.db"))

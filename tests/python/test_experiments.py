@@ -54,7 +54,7 @@ def test_the_history_api_reproduces_the_conditions(model, cli_db):
 
 def test_probe_from_python_stores_what_the_cli_stores(model, cli_db, tmp_path):
     db = str(tmp_path / "python.db")
-    outcome = eventkv.probe(model, str(TINY_SCENARIO), db, pairs=1, constructions=["noted"],
+    outcome = eventkv.probe(str(TINY_SCENARIO), model, db, pairs=1, constructions=["noted"],
                             distances=[1])
     assert outcome["pairs_computed"] == 1 and not outcome["invalid"]
     ours, theirs = eventkv.results(db), eventkv.results(cli_db)
@@ -63,7 +63,7 @@ def test_probe_from_python_stores_what_the_cli_stores(model, cli_db, tmp_path):
                                   "construction", "distance", "condition", "side", "candidate",
                                   "candidate_text", "is_value_a", "is_value_b", "log_prob"]
     assert ours["log_prob"].tolist() == theirs["log_prob"].tolist()
-    again = eventkv.probe(model, str(TINY_SCENARIO), db, pairs=1, constructions=["noted"],
+    again = eventkv.probe(str(TINY_SCENARIO), model, db, pairs=1, constructions=["noted"],
                           distances=[1], resume=True)
     assert again["already_complete"] and again["pairs_computed"] == 0
     summary = eventkv.summary(db)
@@ -75,6 +75,6 @@ def test_probe_from_python_stores_what_the_cli_stores(model, cli_db, tmp_path):
 
 def test_landing_from_python(model, tmp_path):
     db = str(tmp_path / "landing.db")
-    outcome = eventkv.landing(model, str(TINY_SCENARIO), db, pairs=2, construction="noted",
+    outcome = eventkv.landing(str(TINY_SCENARIO), model, db, pairs=2, construction="noted",
                               distance=1)
     assert outcome["pairs_computed"] == 2
