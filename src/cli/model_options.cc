@@ -113,6 +113,17 @@ void add_panel_option(CLI::App* cmd, ModelOptions& options) {
       "--low-memory", [&options] { options.panels = false; },
       "keep the weights in their GGUF types (default: dequantized once to f32 at load when that "
       "fits in half the memory; same results, faster prefill)");
+  cmd->add_option_function<std::string>(
+         "--precision",
+         [&options](const std::string& name) {
+           options.products = kv::precision_by_name(name);
+           options.panel_type = options.products == compute::ActivationPrecision::kInt8
+                                    ? model::Panels::kInt8
+                                    : model::Panels::kF32;
+         },
+         "exact (default: f32, as the reference tests check) or fast (int8 weights and "
+         "activations; faster, scores move by rounding; recorded with each run)")
+      ->check(CLI::IsMember({"exact", "fast"}));
 }
 
 int64_t context_size(const ModelOptions& options, const model::Model& model, int64_t fallback) {
@@ -124,8 +135,10 @@ int64_t context_size(const ModelOptions& options, const model::Model& model, int
 
 std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options) {
   const int threads = options.threads == 0 ? hardware_threads() : options.threads;
-  if (!options.panels)
-    return std::make_shared<kv::Engine>(model::Model::load(options.model), threads);
+  if (!options.panels) {
+    return std::make_shared<kv::Engine>(model::Model::load(options.model), threads,
+                                        options.products);
+  }
   const int64_t budget = physical_memory_bytes() / 2;
   auto model = model::Model::load(options.model, budget, options.panel_type);
   if (model->panel_bytes() == 0) {
@@ -135,7 +148,7 @@ std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options) {
                  options.model.c_str(),
                  options.panel_type == model::Panels::kInt8 ? "int8" : "f32");
   }
-  return std::make_shared<kv::Engine>(std::move(model), threads);
+  return std::make_shared<kv::Engine>(std::move(model), threads, options.products);
 }
 
 void check_models(const std::vector<std::string>& paths, const ModelOptions& options) {

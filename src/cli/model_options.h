@@ -21,6 +21,8 @@ struct ModelOptions {
   int64_t n_ctx = 0;    // 0: the default, context_size or kv_cells
   bool panels = false;  // pack the layer weights once at load (model/weights.h)
   model::Panels panel_type = model::Panels::kF32;
+  // The products of the experiments' event-KV passes (kv::Engine::products).
+  compute::ActivationPrecision products = compute::ActivationPrecision::kF32;
 };
 
 void add_model_options(CLI::App* cmd, ModelOptions& options);
@@ -45,7 +47,10 @@ void add_experiment_model_options(CLI::App* cmd, ModelOptions& options);
 int64_t kv_cells(const ModelOptions& options, const model::Model& model);
 
 // For the experiment commands: weights dequantized once at load (faster
-// prefill, ~4 bytes per weight) unless --low-memory.
+// prefill, ~4 bytes per weight) unless --low-memory; and --precision exact
+// (f32, the default: the results the reference tests check) or fast (int8
+// panels at load, int8 activations: several times faster, scores move by
+// rounding; runs record it).
 void add_panel_option(CLI::App* cmd, ModelOptions& options);
 
 // Loads the model and starts its threads; throws Error.

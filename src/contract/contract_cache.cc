@@ -208,9 +208,8 @@ std::vector<float> ContractCache::compute_appended(std::vector<kv::EventTokens> 
                                                    bool reply) {
   const size_t first = kv_.events().size();
   kv::EventKV* self = &kv_;
-  std::vector<std::vector<float>> logits =
-      kv::EventKV::append_batched({&self, 1}, {&tokens, 1}, {}, reply,
-                                  reply ? options_.replies : compute::ActivationPrecision::kF32);
+  std::vector<std::vector<float>> logits = kv::EventKV::append_batched(
+      {&self, 1}, {&tokens, 1}, {}, reply, reply ? std::optional(options_.replies) : std::nullopt);
   track_visibility(first);
   return reply ? std::move(logits.front()) : std::vector<float>{};
 }

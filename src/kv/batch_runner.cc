@@ -20,11 +20,11 @@ int32_t BatchRunner::add_rows(std::span<const int32_t> tokens,
 }
 
 std::vector<float> BatchRunner::run(const std::vector<int32_t>& logit_rows,
-                                    compute::ActivationPrecision precision) {
+                                    std::optional<compute::ActivationPrecision> precision) {
   if (batch_.tokens.empty()) fail("BatchRunner: nothing to compute");
   batch_.logit_rows = logit_rows;
-  return compute::forward(engine_.model(), arena_.storage(), batch_, engine_.pool(), precision,
-                          engine_.capture());
+  return compute::forward(engine_.model(), arena_.storage(), batch_, engine_.pool(),
+                          precision.value_or(engine_.products()), engine_.capture());
 }
 
 }  // namespace eventkv::kv

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -31,9 +32,9 @@ class BatchRunner {
   int32_t size() const { return static_cast<int32_t>(batch_.tokens.size()); }
 
   // Runs the batch; returns the logits of `logit_rows` ([rows, n_vocab]).
-  std::vector<float> run(
-      const std::vector<int32_t>& logit_rows,
-      compute::ActivationPrecision precision = compute::ActivationPrecision::kF32);
+  // Without a precision, the engine's (Engine::products).
+  std::vector<float> run(const std::vector<int32_t>& logit_rows,
+                         std::optional<compute::ActivationPrecision> precision = std::nullopt);
 
  private:
   Engine& engine_;

@@ -138,7 +138,7 @@ void EventKV::append(std::span<const EventTokens> events, const EdgeMask& mask) 
 
 std::vector<std::vector<float>> EventKV::append_batched(
     std::span<EventKV* const> histories, std::span<const std::vector<EventTokens>> events,
-    const EdgeMask& mask, bool last_logits, compute::ActivationPrecision precision) {
+    const EdgeMask& mask, bool last_logits, std::optional<compute::ActivationPrecision> precision) {
   if (histories.size() != events.size())
     fail("append_batched: ", histories.size(), " histories, ", events.size(), " event lists");
   if (histories.empty()) return {};

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,11 +70,12 @@ class EventKV {
   // append() for several histories of one engine and arena in one forward
   // pass (the two sides of a donor pair after their shared prefix). With
   // `last_logits`, returns per history the logits after its last new token
-  // ([n_vocab] each); otherwise nothing. kF32Rowwise: as extend_batched.
+  // ([n_vocab] each); otherwise nothing. kF32Rowwise: as extend_batched;
+  // no precision: the engine's.
   static std::vector<std::vector<float>> append_batched(
       std::span<EventKV* const> histories, std::span<const std::vector<EventTokens>> events,
       const EdgeMask& mask = {}, bool last_logits = false,
-      compute::ActivationPrecision precision = compute::ActivationPrecision::kF32);
+      std::optional<compute::ActivationPrecision> precision = std::nullopt);
 
   // Appends tokens to the last event of each history (which must be
   // retained): they see what its earlier tokens saw, the event causally.

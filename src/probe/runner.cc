@@ -65,6 +65,7 @@ store::RunRecord run_record(const kv::Engine& engine, const std::string& model_p
   run.git_version = options.git_version;
   run.isa = compute::kernels().isa;
   run.build = compute::build_description();
+  run.precision = kv::precision_name(engine.products());
   run.seed = scenario.seed;
   run.threads = engine.threads();
   run.n_pairs = n_pairs;
@@ -88,7 +89,7 @@ void check_resumable(const std::vector<Record>& stored, const Record& record,
   };
   for (const Record& run : stored) {
     if (same_name(run) && run.scenario_hash == record.scenario_hash && run.seed == record.seed &&
-        run.n_pairs == record.n_pairs)
+        run.n_pairs == record.n_pairs && run.precision == record.precision)
       return;
   }
   // Newest first (std::views::reverse is beyond clang 14 with libstdc++ 12).
@@ -100,6 +101,11 @@ void check_resumable(const std::vector<Record>& stored, const Record& record,
     if (run.scenario_hash != record.scenario_hash || run.seed != record.seed) {
       fail(which, "was started from another version of the scenario file; run without --resume ",
            "to start a new ", what);
+    }
+    if (run.precision != record.precision) {
+      fail(which, "was computed with --precision ", run.precision, ", not ", record.precision,
+           "; resume it with --precision ", run.precision, ", or run without --resume to start a ",
+           "new ", what);
     }
     fail(which, "was started with ", run.n_pairs, " ", pairs, ", not ", record.n_pairs,
          "; resume it with --pairs ", run.n_pairs, ", or run without --resume to start a new ",
@@ -322,6 +328,7 @@ RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario
   record.n_pairs = options.pairs;
   record.git_version = options.git_version;
   record.isa = compute::kernels().isa;
+  record.precision = kv::precision_name(engine->products());
   record.build = compute::build_description();
   record.events_json = landing_events(tokenize_pair(scenario, cell, 0, format, tok), tok).dump();
   RunOutcome outcome;

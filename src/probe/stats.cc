@@ -54,6 +54,13 @@ Outcome label(const Answer& a, const Answer& b, int value_a, int value_b) {
   return classify(a.candidate, b.candidate, value_a, value_b);
 }
 
+double paired_margin(const std::vector<double>& a, const std::vector<double>& b, int value_a,
+                     int value_b) {
+  const auto va = static_cast<size_t>(value_a);
+  const auto vb = static_cast<size_t>(value_b);
+  return (a[va] - a[vb]) - (b[va] - b[vb]);
+}
+
 namespace {
 
 // The 2.5th and 97.5th percentiles of the draws.

@@ -42,6 +42,11 @@ Answer answer_of(const std::vector<double>& log_probs);
 // kTieFloor.
 Outcome label(const Answer& a, const Answer& b, int value_a, int value_b);
 
+// The paired logit margin toward the donors' values: how much more the
+// A-served side prefers A's value over B's than the B-served side does.
+double paired_margin(const std::vector<double>& a, const std::vector<double>& b, int value_a,
+                     int value_b);
+
 struct Interval {
   double low = 0.0;
   double high = 0.0;

@@ -66,9 +66,7 @@ report::ConditionResult summarize_condition(std::string_view condition,
     }
     correct_sides += (pa == pair->value_a && answer_a.lead >= kTieFloor ? 1 : 0) +
                      (pb == pair->value_b && answer_b.lead >= kTieFloor ? 1 : 0);
-    const auto va = static_cast<size_t>(pair->value_a);
-    const auto vb = static_cast<size_t>(pair->value_b);
-    margins.push_back((a[va] - a[vb]) - (b[va] - b[vb]));
+    margins.push_back(paired_margin(a, b, pair->value_a, pair->value_b));
   }
   if (result.pairs == 0) return result;
   const Interval recovery = wilson_interval(result.aligned, result.pairs);
@@ -92,6 +90,7 @@ report::RunInfo run_info(const store::RunRecord& run) {
       run.seed,       run.n_pairs,           run.shard_index,   run.shard_count,   run.threads,
       run.started_at, run.finished_at,       run.wall_seconds,  run.status};
   info.resumed = was_resumed(run);
+  info.precision = run.precision;
   return info;
 }
 
@@ -125,9 +124,9 @@ report::ReportData collect_report(store::ResultsDb& db) {
   report::ReportData data;
   data.title = "eventkv: what a sparse event KV cache remembers";
   data.generated_at = store::now_iso8601();
-  // The newest run of each (model, scenario) picks the experiment (seed and
-  // pair count); every run of that experiment (its shards, a resumed or a
-  // repeated run) contributes pairs, the newer one winning a pair both hold.
+  // The newest run of each (model, scenario) picks the experiment (seed, pair
+  // count and precision: exact and fast scores are never pooled); every run of that experiment (its
+  // shards, a resumed or a repeated run) contributes pairs, the newer one winning a pair both hold.
   const std::vector<store::RunRecord> runs = db.runs();
   std::map<std::pair<std::string, std::string>, const store::RunRecord*> newest;
   for (const store::RunRecord& run : runs)
@@ -137,7 +136,7 @@ report::ReportData collect_report(store::ResultsDb& db) {
     for (const store::RunRecord& run : runs) {
       if (run.model_fingerprint != latest->model_fingerprint ||
           run.scenario_hash != latest->scenario_hash || run.seed != latest->seed ||
-          run.n_pairs != latest->n_pairs) {
+          run.n_pairs != latest->n_pairs || run.precision != latest->precision) {
         continue;
       }
       data.runs.push_back(run_info(run));

@@ -446,7 +446,11 @@ Table runs_table(const std::vector<RunInfo>& runs) {
     table.rows.push_back({run.model, run.scenario, status, std::to_string(run.pairs), shard,
                           std::to_string(run.seed), std::to_string(run.threads), run.started_at,
                           run.finished_at.empty() ? std::string(kNone) : run.finished_at,
-                          format_fixed(run.wall_seconds, 1) + " s", run.git_version,
+                          format_fixed(run.wall_seconds, 1) + " s",
+                          // A fast run says so; exact, the default, goes unsaid.
+                          run.precision == "exact"
+                              ? run.git_version
+                              : run.git_version + " --precision " + run.precision,
                           run.model_fingerprint, run.scenario_hash});
     table.flagged.push_back(run.status != "complete");
   }

@@ -60,7 +60,8 @@ json runs_json(const std::vector<RunInfo>& runs) {
                    {"started_at", r.started_at},
                    {"finished_at", r.finished_at},
                    {"wall_seconds", r.wall_seconds},
-                   {"status", r.status}});
+                   {"status", r.status},
+                   {"precision", r.precision}});
   }
   return out;
 }

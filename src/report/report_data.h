@@ -67,8 +67,9 @@ struct RunInfo {
   std::string started_at;   // ISO 8601
   std::string finished_at;  // empty while running
   double wall_seconds = 0.0;
-  std::string status;    // complete | interrupted | running | invalid
-  bool resumed = false;  // stopped and continued: started..finished spans the pause
+  std::string status;               // complete | interrupted | running | invalid
+  bool resumed = false;             // stopped and continued: started..finished spans the pause
+  std::string precision = "exact";  // exact | fast (--precision)
 };
 
 // Landing analysis of one scenario on one model (SPEC sections 1 and 3.3).

@@ -81,8 +81,9 @@ struct AddedColumn {
 };
 constexpr AddedColumn kAddedColumns[] = {
     {"runs", "isa"},         {"runs", "build"},
-    {"landing_runs", "isa"}, {"landing_runs", "build"},  // schema 2
-    {"runs", "chat_format"}, {"pairs", "spans"},         // schema 3
+    {"landing_runs", "isa"}, {"landing_runs", "build"},      // schema 2
+    {"runs", "chat_format"}, {"pairs", "spans"},             // schema 3
+    {"runs", "precision"},   {"landing_runs", "precision"},  // schema 4: '' is exact
 };
 
 constexpr const char* kSchema = R"sql(
@@ -96,7 +97,7 @@ CREATE TABLE IF NOT EXISTS runs (
   shard_index INTEGER NOT NULL, shard_count INTEGER NOT NULL,
   started_at TEXT NOT NULL, finished_at TEXT NOT NULL DEFAULT '', wall_seconds REAL NOT NULL DEFAULT 0,
   status TEXT NOT NULL, isa TEXT NOT NULL DEFAULT '', build TEXT NOT NULL DEFAULT '',
-  chat_format TEXT NOT NULL DEFAULT '');
+  chat_format TEXT NOT NULL DEFAULT '', precision TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS pairs (
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   pair_index INTEGER NOT NULL, construction TEXT NOT NULL, distance INTEGER NOT NULL,
@@ -115,7 +116,8 @@ CREATE TABLE IF NOT EXISTS landing_runs (
   scenario_hash TEXT NOT NULL, construction TEXT NOT NULL, distance INTEGER NOT NULL, seed INTEGER NOT NULL,
   n_pairs INTEGER NOT NULL, git_version TEXT NOT NULL, events TEXT NOT NULL,
   started_at TEXT NOT NULL, finished_at TEXT NOT NULL DEFAULT '', wall_seconds REAL NOT NULL DEFAULT 0,
-  status TEXT NOT NULL, isa TEXT NOT NULL DEFAULT '', build TEXT NOT NULL DEFAULT '');
+  status TEXT NOT NULL, isa TEXT NOT NULL DEFAULT '', build TEXT NOT NULL DEFAULT '',
+  precision TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS landing_measures (
   landing_id INTEGER NOT NULL REFERENCES landing_runs(id) ON DELETE CASCADE,
   pair_index INTEGER NOT NULL, stage INTEGER NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL,
@@ -128,7 +130,17 @@ constexpr const char* kRunColumns =
     "model_name, model_path, model_fingerprint, scenario_name, scenario_suite, scenario_finding, "
     "scenario_hash, scenario_json, payload_type, git_version, seed, threads, n_pairs, "
     "shard_index, shard_count, started_at, finished_at, wall_seconds, status";
-constexpr const char* kRunAddedColumns = "isa, build, chat_format";
+constexpr const char* kRunAddedColumns = "isa, build, chat_format, precision";
+
+// A stored precision: runs from before schema 4 were all exact.
+std::string stored_precision(const std::string& text) {
+  return text.empty() ? "exact" : text;
+}
+
+// Matches a run's precision (?N), '' (before schema 4) counting as exact.
+std::string same_precision(int parameter) {
+  return str_cat(" AND (CASE precision WHEN '' THEN 'exact' ELSE precision END) = ?", parameter);
+}
 
 RunRecord read_run(const Statement& s) {
   RunRecord r;
@@ -155,6 +167,7 @@ RunRecord read_run(const Statement& s) {
   r.isa = s.column_text(20);
   r.build = s.column_text(21);
   r.chat_format = s.column_text(22);
+  r.precision = stored_precision(s.column_text(23));
   return r;
 }
 
@@ -162,7 +175,7 @@ int64_t insert_run(Database& db, const RunRecord& r) {
   Statement insert(db,
                    str_cat("INSERT INTO runs (", kRunColumns, ", ", kRunAddedColumns,
                            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-                           "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"));
+                           "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)"));
   insert.bind(1, r.model_name)
       .bind(2, r.model_path)
       .bind(3, r.model_fingerprint)
@@ -179,7 +192,7 @@ int64_t insert_run(Database& db, const RunRecord& r) {
       .bind(16, r.started_at)
       .bind(17, r.finished_at);
   insert.bind(18, r.wall_seconds).bind(19, r.status).bind(20, r.isa).bind(21, r.build);
-  insert.bind(22, r.chat_format);
+  insert.bind(22, r.chat_format).bind(23, r.precision);
   insert.run();
   return db.last_insert_id();
 }
@@ -223,14 +236,14 @@ int64_t insert_landing(Database& db, const LandingRunRecord& r) {
       db,
       "INSERT INTO landing_runs (model_name, model_fingerprint, scenario_name, scenario_hash, "
       "construction, distance, seed, n_pairs, git_version, events, started_at, finished_at, "
-      "wall_seconds, status, isa, build) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-      "?12, "
-      "?13, ?14, ?15, ?16)");
+      "wall_seconds, status, isa, build, precision) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+      "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
   insert.bind(1, r.model_name).bind(2, r.model_fingerprint).bind(3, r.scenario_name);
   insert.bind(4, r.scenario_hash).bind(5, r.construction).bind(6, static_cast<int64_t>(r.distance));
   insert.bind(7, static_cast<int64_t>(r.seed)).bind(8, r.n_pairs).bind(9, r.git_version);
   insert.bind(10, r.events_json).bind(11, r.started_at).bind(12, r.finished_at);
   insert.bind(13, r.wall_seconds).bind(14, r.status).bind(15, r.isa).bind(16, r.build);
+  insert.bind(17, r.precision);
   insert.run();
   return db.last_insert_id();
 }
@@ -337,9 +350,10 @@ void ResultsDb::store_pair(int64_t run_id, const PairRecord& pair) {
 }
 
 std::vector<RunRecord> ResultsDb::runs() {
-  Statement select(db_, str_cat("SELECT id, ", kRunColumns, ", ", column_or_blank("runs", "isa"),
-                                ", ", column_or_blank("runs", "build"), ", ",
-                                column_or_blank("runs", "chat_format"), " FROM runs ORDER BY id"));
+  Statement select(
+      db_, str_cat("SELECT id, ", kRunColumns, ", ", column_or_blank("runs", "isa"), ", ",
+                   column_or_blank("runs", "build"), ", ", column_or_blank("runs", "chat_format"),
+                   ", ", column_or_blank("runs", "precision"), " FROM runs ORDER BY id"));
   std::vector<RunRecord> out;
   while (select.step()) out.push_back(read_run(select));
   return out;
@@ -439,7 +453,8 @@ std::vector<LandingRunRecord> ResultsDb::landing_runs() {
                    "construction, distance, seed, n_pairs, git_version, events, "
                    "started_at, finished_at, wall_seconds, status, ",
                    column_or_blank("landing_runs", "isa"), ", ",
-                   column_or_blank("landing_runs", "build"), " FROM landing_runs ORDER BY id"));
+                   column_or_blank("landing_runs", "build"), ", ",
+                   column_or_blank("landing_runs", "precision"), " FROM landing_runs ORDER BY id"));
   while (select.step()) {
     LandingRunRecord r;
     r.id = select.column_int(0);
@@ -459,6 +474,7 @@ std::vector<LandingRunRecord> ResultsDb::landing_runs() {
     r.status = select.column_text(14);
     r.isa = select.column_text(15);
     r.build = select.column_text(16);
+    r.precision = stored_precision(select.column_text(17));
     out.push_back(std::move(r));
   }
   return out;
@@ -479,11 +495,11 @@ std::vector<LandingRow> ResultsDb::landing_rows(int64_t landing_id) {
 }
 
 StoredRun ResultsDb::find_run(const RunRecord& run, bool same_start) {
-  Statement find(db_,
-                 str_cat("SELECT id, status FROM runs WHERE model_fingerprint = ?1 AND "
-                         "scenario_hash = ?2 AND seed = ?3 AND n_pairs = ?4 AND "
-                         "shard_index = ?5 AND shard_count = ?6",
-                         same_start ? " AND started_at = ?7" : "", " ORDER BY id DESC LIMIT 1"));
+  Statement find(db_, str_cat("SELECT id, status FROM runs WHERE model_fingerprint = ?1 AND "
+                              "scenario_hash = ?2 AND seed = ?3 AND n_pairs = ?4 AND "
+                              "shard_index = ?5 AND shard_count = ?6",
+                              same_precision(8), same_start ? " AND started_at = ?7" : "",
+                              " ORDER BY id DESC LIMIT 1"));
   find.bind(1, run.model_fingerprint)
       .bind(2, run.scenario_hash)
       .bind(3, static_cast<int64_t>(run.seed));
@@ -491,15 +507,16 @@ StoredRun ResultsDb::find_run(const RunRecord& run, bool same_start) {
       .bind(5, static_cast<int64_t>(run.shard_index))
       .bind(6, static_cast<int64_t>(run.shard_count));
   if (same_start) find.bind(7, run.started_at);
+  find.bind(8, run.precision);
   return find.step() ? StoredRun{find.column_int(0), find.column_text(1)} : StoredRun{};
 }
 
 StoredRun ResultsDb::find_landing(const LandingRunRecord& landing, bool same_start) {
-  Statement find(db_,
-                 str_cat("SELECT id, status FROM landing_runs WHERE model_fingerprint = ?1 "
-                         "AND scenario_hash = ?2 AND construction = ?3 AND distance = ?4 "
-                         "AND seed = ?5 AND n_pairs = ?6",
-                         same_start ? " AND started_at = ?7" : "", " ORDER BY id DESC LIMIT 1"));
+  Statement find(db_, str_cat("SELECT id, status FROM landing_runs WHERE model_fingerprint = ?1 "
+                              "AND scenario_hash = ?2 AND construction = ?3 AND distance = ?4 "
+                              "AND seed = ?5 AND n_pairs = ?6",
+                              same_precision(8), same_start ? " AND started_at = ?7" : "",
+                              " ORDER BY id DESC LIMIT 1"));
   find.bind(1, landing.model_fingerprint)
       .bind(2, landing.scenario_hash)
       .bind(3, landing.construction);
@@ -507,6 +524,7 @@ StoredRun ResultsDb::find_landing(const LandingRunRecord& landing, bool same_sta
       .bind(5, static_cast<int64_t>(landing.seed))
       .bind(6, landing.n_pairs);
   if (same_start) find.bind(7, landing.started_at);
+  find.bind(8, landing.precision);
   return find.step() ? StoredRun{find.column_int(0), find.column_text(1)} : StoredRun{};
 }
 
@@ -520,6 +538,16 @@ void ResultsDb::update_copy_state(std::string_view table, int64_t id, const std:
                                 "git_version = ?5 WHERE id = ?1 AND wall_seconds < ?4"));
   update.bind(1, id).bind(2, status).bind(3, finished_at);
   update.bind(4, wall_seconds).bind(5, git_version).run();
+}
+
+std::string ResultsDb::other_precision(const RunRecord& run) {
+  Statement find(db_, str_cat("SELECT CASE precision WHEN '' THEN 'exact' ELSE precision END FROM "
+                              "runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND seed = "
+                              "?3 AND n_pairs = ?4 AND NOT (1 = 1",
+                              same_precision(5), ") LIMIT 1"));
+  find.bind(1, run.model_fingerprint).bind(2, run.scenario_hash);
+  find.bind(3, static_cast<int64_t>(run.seed)).bind(4, run.n_pairs).bind(5, run.precision);
+  return find.step() ? find.column_text(0) : "";
 }
 
 std::string ResultsDb::other_build(const RunRecord& run) {
@@ -538,6 +566,13 @@ std::string ResultsDb::other_build(const RunRecord& run) {
 
 std::vector<std::string> ResultsDb::merge_from(ResultsDb& other) {
   const std::string& other_path = other.database().path();
+  for (const RunRecord& run : other.runs()) {
+    if (const std::string here = other_precision(run); !here.empty()) {
+      fail(other_path, ": run ", run.id, " (", run.scenario_name, " on ", run.model_name,
+           ") was computed with --precision ", run.precision, ", but this database holds the same ",
+           "experiment computed with --precision ", here, "; merge it into another database");
+    }
+  }
   std::vector<std::string> warnings;
   Transaction transaction(db_);
   for (const RunRecord& run : other.runs()) {

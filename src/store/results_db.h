@@ -32,6 +32,7 @@ struct RunRecord {
   std::string git_version;  // every version that computed its pairs, space-separated (resumes)
   std::string isa;          // kernels that computed its pairs (compute::kernels), " | "-separated
   std::string build;        // compiler and flags of those builds (compute::build_description), same
+  std::string precision = "exact";  // exact or fast (kv::precision_name); "exact" before schema 4
   uint64_t seed = 0;
   int threads = 0;
   int64_t n_pairs = 0;
@@ -75,7 +76,8 @@ struct LandingRunRecord {
   std::string git_version;  // every version that computed its pairs, space-separated (resumes)
   std::string isa;          // as in RunRecord
   std::string build;
-  std::string events_json;  // [{id, role, is_source, pieces}] of the first pair
+  std::string precision = "exact";  // as RunRecord::precision
+  std::string events_json;          // [{id, role, is_source, pieces}] of the first pair
   std::string started_at;
   std::string finished_at;
   double wall_seconds = 0.0;
@@ -106,7 +108,7 @@ struct StoredRun {
 
 // The schema this eventkv writes. Older databases are read as they are and
 // brought up to it when opened for writing; newer ones are refused.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 class ResultsDb {
  public:
@@ -142,7 +144,9 @@ class ResultsDb {
   // copied again: it gains only the pairs it lacks, and the newer state.
   // Returns a warning for each run copied in whose kernels or build differ
   // from those of another shard of the same experiment already here: their
-  // scores may differ in the last bits.
+  // scores may differ in the last bits. Refused (Error, nothing written) when
+  // a run of `other` has another precision than a run of the same experiment
+  // here: exact and fast scores are never pooled.
   std::vector<std::string> merge_from(ResultsDb& other);
 
   Database& database() { return db_; }
@@ -161,6 +165,9 @@ class ResultsDb {
   // (the same cell, for a landing); with `same_start`, only one started at the
   // same second: a copy of the same run, from another database.
   StoredRun find_run(const RunRecord& run, bool same_start);
+  // The precision of a run here of `run`'s experiment computed with another
+  // one, or "".
+  std::string other_precision(const RunRecord& run);
   StoredRun find_landing(const LandingRunRecord& landing, bool same_start);
   void update_copy_state(std::string_view table, int64_t id, const std::string& status,
                          const std::string& finished_at, double wall_seconds,

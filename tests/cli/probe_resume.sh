@@ -72,7 +72,10 @@ check "--resume with another --pairs says what differs" \
 sed 's/"seed": 3/"seed": 4/' "$scenario" >"$tmp/edited.json"
 "$eventkv" probe "$tmp/edited.json" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" --resume >/dev/null 2>"$tmp/err"
 check "--resume with an edited scenario file says so" grep -q "was started from another version of the scenario file" "$tmp/err"
-check "... and neither started a run" test "$(row_count "$tmp/int.db" runs)" -eq 1
+"$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" --resume --precision fast >/dev/null 2>"$tmp/err"
+check "--resume with another --precision says what differs" \
+  grep -q "was computed with --precision exact, not fast; resume it with --precision exact" "$tmp/err"
+check "... and none started a run" test "$(row_count "$tmp/int.db" runs)" -eq 1
 "$eventkv" probe "$scenario" -m "$tmp/model.gguf" -t 1 --db "$tmp/int.db" --resume >/dev/null 2>&1
 check "resumed after Ctrl-C equals the uninterrupted run" cmp -s "$tmp/whole.csv" <(scores "$tmp/int.db")
 

@@ -81,6 +81,37 @@ TEST_P(ConditionsTest, PairsAreIdenticalOutsideTheSourceAndSparseLocalIsExact) {
   }
 }
 
+// --precision fast (int8 panels and activations): the scores move by
+// rounding, and sparse-local stays exact, since a row's int8 products do not
+// depend on which rows share its batch.
+TEST(ConditionsFast, SparseLocalStaysExactAndScoresMove) {
+  model::TestModelSpec spec;
+  spec.weight_type = gguf::GgmlType::kQ4_K;  // a type with int8 panels
+  const std::vector<uint8_t> bytes = model::build_test_model(spec).to_bytes();
+  const auto exact = std::make_shared<kv::Engine>(model::Model::from_bytes(bytes, "generated"), 2);
+  const auto fast = std::make_shared<kv::Engine>(
+      model::Model::from_bytes(bytes, "generated", 1 << 30, model::Panels::kInt8), 2,
+      compute::ActivationPrecision::kInt8);
+  const Scenario scenario = tiny_scenario();
+  const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(exact->model().file());
+  const TokenizedPair pair =
+      tokenize_pair(scenario, scenario_cells(scenario)[0], 0, format, exact->model().tokenizer());
+  const auto arena = [&](const kv::Engine& e) {
+    return std::make_shared<kv::KvArena>(e.model().config(), 2048, compute::KvType::kF32);
+  };
+  const PairScores exact_scores = run_conditions(pair, exact, arena(*exact));
+  const PairScores fast_scores = run_conditions(pair, fast, arena(*fast));
+  EXPECT_TRUE(fast_scores.local_identical);
+  EXPECT_EQ(fast_scores.conditions[3].a.log_probs, fast_scores.conditions[3].b.log_probs);
+  EXPECT_NE(fast_scores.conditions[0].a.log_probs, exact_scores.conditions[0].a.log_probs);
+  for (size_t c = 0; c < kConditions.size(); ++c) {
+    for (size_t i = 0; i < exact_scores.conditions[c].a.log_probs.size(); ++i) {
+      EXPECT_NEAR(fast_scores.conditions[c].a.log_probs[i],
+                  exact_scores.conditions[c].a.log_probs[i], 0.5);
+    }
+  }
+}
+
 // One pair at filler distances 1 and 2: the shorter is the leading part of
 // the longer, and serving both from the longer's rows gives the scores each
 // gets computed alone, bit for bit.

@@ -158,6 +158,43 @@ TEST_F(ResultsDbTest, ResumedRunListsEveryKernelOnceAndMergeWarnsOfOtherKernels)
   EXPECT_FALSE(db.merge_from(shard).empty());  // merged again: still differs
 }
 
+// --precision: a fast run is another run than an exact one (resume never
+// mixes them), and merge refuses to pool them, writing nothing.
+TEST_F(ResultsDbTest, PrecisionIsPartOfARunAndMergeRefusesToMixThem) {
+  ResultsDb db(database_.path());
+  RunRecord exact = one_run("aaa1111");
+  const int64_t exact_id = db.open_run(exact, false).id;
+  db.finish_run(exact_id, "interrupted", 1.0);
+  RunRecord fast = exact;
+  fast.precision = "fast";
+  const int64_t fast_id = db.open_run(fast, true).id;
+  EXPECT_NE(fast_id, exact_id);
+  EXPECT_EQ(db.open_run(exact, true).id, exact_id);
+  ASSERT_EQ(db.runs().size(), 2u);
+  EXPECT_EQ(db.runs()[0].precision, "exact");
+  EXPECT_EQ(db.runs()[1].precision, "fast");
+
+  const testing::TempDatabase other_database("results-db-test-precision");
+  {
+    ResultsDb other(other_database.path());
+    RunRecord shard = fast;
+    shard.shard_index = 1;
+    shard.shard_count = 2;
+    other.open_run(shard, false);
+  }
+  const testing::TempDatabase target_database("results-db-test-precision-target");
+  ResultsDb target(target_database.path());
+  target.open_run(exact, false);
+  ResultsDb other(other_database.path(), Access::kReadOnly);
+  try {
+    target.merge_from(other);
+    ADD_FAILURE() << "merged a fast run into an exact one";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--precision fast"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(target.runs().size(), 1u);
+}
+
 TEST_F(ResultsDbTest, StoresWhatWasRunAndMergeCopiesIt) {
   RunRecord run = one_run("aaa1111");
   run.scenario_json = R"({"name":"s"})";
@@ -222,6 +259,7 @@ TEST_F(ResultsDbTest, ASchemaOneDatabaseReadsAsItIsReadOnlyAndGainsTheColumnsWri
     ASSERT_EQ(db.runs().size(), 1u);
     EXPECT_EQ(db.runs()[0].isa, "");
     EXPECT_EQ(db.runs()[0].chat_format, "");
+    EXPECT_EQ(db.runs()[0].precision, "exact");  // every run before schema 4 was exact
     ASSERT_EQ(db.pairs(1).size(), 1u);
     EXPECT_EQ(db.pairs(1)[0].spans_json, "");
     EXPECT_EQ(db.pairs(1)[0].conditions.at("visible").first.log_probs.at(0), -0.5);
