@@ -30,10 +30,12 @@ struct LoadedModel {
 };
 
 // Loads a model: threads 0 means every core; panels packs the layer weights
-// into f32 panels at load when they fit in half the memory (the experiment
-// commands' default: faster, the same results). Throws Error.
+// at load when they fit in half the memory (the experiment commands'
+// default): f32 panels for precision "exact" (faster, the same results), int8
+// panels for "fast" (int8 products, as --precision fast). Throws Error.
 std::shared_ptr<LoadedModel> load_model(const std::string& path, int threads, bool panels,
-                                        const std::string& chat_format);
+                                        const std::string& chat_format,
+                                        const std::string& precision);
 
 // KV cells a history or an experiment may take: `cells`, or the default of
 // the experiment commands; refused beyond the model's trained context (or

@@ -4,11 +4,13 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
 #include <future>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,6 +23,7 @@
 #include "probe/rerun.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"
+#include "probe/stats.h"
 #include "probe/stored_pair.h"
 #include "probe/summary.h"
 #include "report/json.h"
@@ -222,7 +225,29 @@ nb::dict rerun(const std::shared_ptr<LoadedModel>& model, const std::string& db_
     item["recomputed"] = s.recomputed;
     scores.append(item);
   }
+  // Per condition: the label and margin of the stored and of the recomputed scores.
+  std::map<std::string, std::array<std::vector<double>, 4>> sides;  // stored A, B; again A, B
+  for (const probe::ScoreComparison& s : recomputed.scores) {
+    auto& four = sides[s.condition];
+    const size_t side = s.side == 'A' ? 0 : 1;
+    four[side].push_back(s.stored);
+    four[2 + side].push_back(s.recomputed);
+  }
+  nb::dict labels;
+  const int va = stored.pair.value_a;
+  const int vb = stored.pair.value_b;
+  for (const auto& [condition, four] : sides) {
+    nb::dict item;
+    item["stored"] = std::string(probe::outcome_name(
+        probe::label(probe::answer_of(four[0]), probe::answer_of(four[1]), va, vb)));
+    item["recomputed"] = std::string(probe::outcome_name(
+        probe::label(probe::answer_of(four[2]), probe::answer_of(four[3]), va, vb)));
+    item["stored_margin"] = probe::paired_margin(four[0], four[1], va, vb);
+    item["recomputed_margin"] = probe::paired_margin(four[2], four[3], va, vb);
+    labels[condition.c_str()] = item;
+  }
   nb::dict out;
+  out["labels"] = labels;
   out["chat_format"] = recomputed.chat_format;
   out["n_tokens"] = recomputed.n_tokens;
   out["same_tokens"] = recomputed.same_tokens;

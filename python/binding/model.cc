@@ -17,16 +17,22 @@
 namespace eventkv::python {
 
 std::shared_ptr<LoadedModel> load_model(const std::string& path, int threads, bool panels,
-                                        const std::string& chat_format) {
+                                        const std::string& chat_format,
+                                        const std::string& precision) {
   const int cores = hardware_threads();
   if (threads < 0 || threads > cores) {
     fail("threads must be from 0 (every core) to this machine's ", cores, ", not ", threads);
   }
+  const compute::ActivationPrecision products = kv::precision_by_name(precision);
+  const model::Panels panel_type =
+      products == compute::ActivationPrecision::kInt8 ? model::Panels::kInt8 : model::Panels::kF32;
   std::shared_ptr<const model::Model> model =
-      panels ? model::Model::load(path, physical_memory_bytes() / 2) : model::Model::load(path);
+      panels ? model::Model::load(path, physical_memory_bytes() / 2, panel_type)
+             : model::Model::load(path);
   tokenizer::ChatFormat format = chat_format.empty() ? tokenizer::ChatFormat::detect(model->file())
                                                      : tokenizer::ChatFormat::by_name(chat_format);
-  auto engine = std::make_shared<kv::Engine>(std::move(model), threads == 0 ? cores : threads);
+  auto engine =
+      std::make_shared<kv::Engine>(std::move(model), threads == 0 ? cores : threads, products);
   return std::make_shared<LoadedModel>(path, std::move(engine), std::move(format));
 }
 
@@ -90,19 +96,20 @@ void bind_model(nb::module_& m) {
       .def(
           "__init__",
           [](LoadedModel* self, const std::string& path, int threads, bool panels,
-             const std::string& chat_format) {
+             const std::string& chat_format, const std::string& precision) {
             std::shared_ptr<LoadedModel> loaded;
             {
               const nb::gil_scoped_release release;
-              loaded = load_model(path, threads, panels, chat_format);
+              loaded = load_model(path, threads, panels, chat_format, precision);
             }
             new (self) LoadedModel(loaded->path, loaded->engine, loaded->format);
           },
           nb::arg("path"), nb::arg("threads") = 0, nb::arg("panels") = true,
-          nb::arg("chat_format") = "",
+          nb::arg("chat_format") = "", nb::arg("precision") = "exact",
           "Loads `path`. threads=0 uses every core; panels=True unpacks the layer weights once "
-          "(faster prefill, the same results) when they fit in half the memory; chat_format "
-          "overrides the format detected from the file.")
+          "(faster prefill) when they fit in half the memory; chat_format overrides the format "
+          "detected from the file; precision 'exact' (f32, as the reference tests check) or "
+          "'fast' (int8 weights and activations, as --precision fast).")
       .def_prop_ro("path", [](const LoadedModel& m) { return m.path; })
       .def_prop_ro("name", [](const LoadedModel& m) { return m.engine->model().config().name; })
       .def_prop_ro("architecture",
@@ -113,6 +120,10 @@ void bind_model(nb::module_& m) {
       .def_prop_ro("fingerprint",
                    [](const LoadedModel& m) { return probe::model_fingerprint(m.engine->model()); })
       .def_prop_ro("threads", [](const LoadedModel& m) { return m.engine->threads(); })
+      .def_prop_ro("precision",
+                   [](const LoadedModel& m) {
+                     return std::string(kv::precision_name(m.engine->products()));
+                   })
       .def_prop_ro("n_layer",
                    [](const LoadedModel& m) { return m.engine->model().config().n_layer; })
       .def_prop_ro("n_embd", [](const LoadedModel& m) { return m.engine->model().config().n_embd; })

@@ -78,3 +78,19 @@ def test_landing_from_python(model, tmp_path):
     outcome = eventkv.landing(str(TINY_SCENARIO), model, db, pairs=2, construction="noted",
                               distance=1)
     assert outcome["pairs_computed"] == 2
+
+
+def test_fast_precision_is_recorded_and_rerun_compares_labels(model_path, cli_db, tmp_path):
+    fast = eventkv.Model(model_path, threads=2, precision="fast")
+    assert fast.precision == "fast"
+    rerun = eventkv.rerun(fast, cli_db, PAIR_ID)
+    assert rerun["max_abs_diff"] > 0  # int8 products move the scores
+    labels = rerun["labels"]
+    assert set(labels) == {"visible", "sparse-global", "record", "sparse-local", "no-carrier"}
+    assert labels["sparse-local"]["recomputed"] == "unmoved"
+    assert labels["sparse-local"]["recomputed_margin"] == 0.0
+    db = str(tmp_path / "fast.db")
+    eventkv.probe(str(TINY_SCENARIO), fast, db, pairs=1, constructions=["noted"], distances=[1])
+    assert [run["precision"] for run in eventkv.summary(db)["runs"]] == ["fast"]
+    with pytest.raises(eventkv.Error, match="unknown precision 'slow'"):
+        eventkv.Model(model_path, precision="slow")
