@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 
+#include "kv/arena.h"
 #include "kv/engine.h"
 #include "tokenizer/chat_format.h"
 
@@ -41,6 +42,17 @@ std::shared_ptr<LoadedModel> load_model(const std::string& path, int threads, bo
 // the experiment commands; refused beyond the model's trained context (or
 // that default, when larger) or the machine's memory. Throws Error.
 int64_t checked_kv_cells(const LoadedModel& model, int64_t cells);
+
+// An f32 KV arena of checked_kv_cells(model, cells) cells.
+std::shared_ptr<kv::KvArena> new_arena(const LoadedModel& model, int64_t cells);
+
+// Runs `work` with the GIL released and the model's engine to itself.
+template <typename Work>
+auto computing(LoadedModel& model, Work&& work) {
+  const nb::gil_scoped_release release;
+  const std::lock_guard lock(model.computing);
+  return work();
+}
 
 void bind_model(nb::module_& m);
 void bind_history(nb::module_& m);

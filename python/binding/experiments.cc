@@ -207,14 +207,9 @@ nb::dict rerun(const std::shared_ptr<LoadedModel>& model, const std::string& db_
                const std::string& pair_id, int64_t kv_cells) {
   store::ResultsDb db(db_path, store::Access::kReadOnly);
   const probe::StoredPair stored = probe::find_stored_pair(db, probe::parse_pair_id(pair_id));
-  const auto arena = std::make_shared<kv::KvArena>(
-      model->engine->model().config(), checked_kv_cells(*model, kv_cells), compute::KvType::kF32);
-  probe::Recomputed recomputed;
-  {
-    const nb::gil_scoped_release release;
-    const std::lock_guard lock(model->computing);
-    recomputed = probe::recompute_pair(stored, model->engine, arena);
-  }
+  const auto arena = new_arena(*model, kv_cells);
+  const probe::Recomputed recomputed =
+      computing(*model, [&] { return probe::recompute_pair(stored, model->engine, arena); });
   nb::list scores;
   for (const probe::ScoreComparison& s : recomputed.scores) {
     nb::dict item;
@@ -274,14 +269,9 @@ nb::dict score_pair(const std::shared_ptr<LoadedModel>& model, const nb::dict& p
   const probe::TokenizedPair tokenized = probe::tokenize_texts(
       probe::stored_texts(record, "score_pair"), nb::cast<std::string>(pair["answer_format"]),
       model->format, m.tokenizer());
-  const auto arena = std::make_shared<kv::KvArena>(m.config(), checked_kv_cells(*model, kv_cells),
-                                                   compute::KvType::kF32);
-  probe::PairScores scores;
-  {
-    const nb::gil_scoped_release release;
-    const std::lock_guard lock(model->computing);
-    scores = probe::run_conditions(tokenized, model->engine, arena);
-  }
+  const auto arena = new_arena(*model, kv_cells);
+  const probe::PairScores scores =
+      computing(*model, [&] { return probe::run_conditions(tokenized, model->engine, arena); });
   nb::dict out;
   for (const probe::ConditionScores& c : scores.conditions) {
     nb::dict both;

@@ -39,14 +39,6 @@ nb::ndarray<nb::numpy, T> owned_array(std::vector<T> values, std::initializer_li
   return {owner->data(), shape, free_owner};
 }
 
-// Runs `work` with the GIL released and the model's engine to itself.
-template <typename Work>
-auto computing(LoadedModel& model, Work&& work) {
-  const nb::gil_scoped_release release;
-  const std::lock_guard lock(model.computing);
-  return work();
-}
-
 kv::QueryPositions query_positions(const std::string& name) {
   if (name == "after_history") return kv::QueryPositions::kAfterHistory;
   if (name == "after_retained") return kv::QueryPositions::kAfterRetained;
@@ -73,11 +65,7 @@ class History {
   History(std::shared_ptr<LoadedModel> model, int64_t kv_cells,
           const std::optional<std::string>& profile, bool verify)
       : model_(std::move(model)),
-        cache_(model_->engine,
-               std::make_shared<kv::KvArena>(model_->engine->model().config(),
-                                             checked_kv_cells(*model_, kv_cells),
-                                             compute::KvType::kF32),
-               model_->format,
+        cache_(model_->engine, new_arena(*model_, kv_cells), model_->format,
                profile ? std::optional(contract::load_profile(*profile)) : std::nullopt,
                {.verify = verify}) {}
 

@@ -24,10 +24,8 @@ std::shared_ptr<LoadedModel> load_model(const std::string& path, int threads, bo
     fail("threads must be from 0 (every core) to this machine's ", cores, ", not ", threads);
   }
   const compute::ActivationPrecision products = kv::precision_by_name(precision);
-  const model::Panels panel_type =
-      products == compute::ActivationPrecision::kInt8 ? model::Panels::kInt8 : model::Panels::kF32;
   std::shared_ptr<const model::Model> model =
-      panels ? model::Model::load(path, physical_memory_bytes() / 2, panel_type)
+      panels ? model::Model::load(path, physical_memory_bytes() / 2, kv::panels_for(products))
              : model::Model::load(path);
   tokenizer::ChatFormat format = chat_format.empty() ? tokenizer::ChatFormat::detect(model->file())
                                                      : tokenizer::ChatFormat::by_name(chat_format);
@@ -50,6 +48,11 @@ int64_t checked_kv_cells(const LoadedModel& model, int64_t cells) {
          "machine's memory");
   }
   return cells;
+}
+
+std::shared_ptr<kv::KvArena> new_arena(const LoadedModel& model, int64_t cells) {
+  return std::make_shared<kv::KvArena>(model.engine->model().config(),
+                                       checked_kv_cells(model, cells), compute::KvType::kF32);
 }
 
 namespace {

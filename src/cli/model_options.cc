@@ -117,9 +117,7 @@ void add_panel_option(CLI::App* cmd, ModelOptions& options) {
          "--precision",
          [&options](const std::string& name) {
            options.products = kv::precision_by_name(name);
-           options.panel_type = options.products == compute::ActivationPrecision::kInt8
-                                    ? model::Panels::kInt8
-                                    : model::Panels::kF32;
+           options.panel_type = kv::panels_for(options.products);
          },
          "exact (default: f32, as the reference tests check) or fast (int8 weights and "
          "activations; faster, scores move by rounding; recorded with each run)")

@@ -16,6 +16,8 @@ namespace eventkv::kv {
 // panels); throws Error for another name.
 std::string_view precision_name(compute::ActivationPrecision products);
 compute::ActivationPrecision precision_by_name(std::string_view name);
+// The panels a precision's products use: int8 for kInt8, f32 otherwise.
+model::Panels panels_for(compute::ActivationPrecision products);
 
 class Engine {
  public:

@@ -137,10 +137,8 @@ std::string stored_precision(const std::string& text) {
   return text.empty() ? "exact" : text;
 }
 
-// Matches a run's precision (?N), '' (before schema 4) counting as exact.
-std::string same_precision(int parameter) {
-  return str_cat(" AND (CASE precision WHEN '' THEN 'exact' ELSE precision END) = ?", parameter);
-}
+// A run's precision in SQL, '' (before schema 4) read as exact.
+constexpr const char* kPrecision = "(CASE precision WHEN '' THEN 'exact' ELSE precision END)";
 
 RunRecord read_run(const Statement& s) {
   RunRecord r;
@@ -495,11 +493,12 @@ std::vector<LandingRow> ResultsDb::landing_rows(int64_t landing_id) {
 }
 
 StoredRun ResultsDb::find_run(const RunRecord& run, bool same_start) {
-  Statement find(db_, str_cat("SELECT id, status FROM runs WHERE model_fingerprint = ?1 AND "
-                              "scenario_hash = ?2 AND seed = ?3 AND n_pairs = ?4 AND "
-                              "shard_index = ?5 AND shard_count = ?6",
-                              same_precision(8), same_start ? " AND started_at = ?7" : "",
-                              " ORDER BY id DESC LIMIT 1"));
+  Statement find(db_,
+                 str_cat("SELECT id, status FROM runs WHERE model_fingerprint = ?1 AND "
+                         "scenario_hash = ?2 AND seed = ?3 AND n_pairs = ?4 AND "
+                         "shard_index = ?5 AND shard_count = ?6",
+                         " AND ", kPrecision, " = ?8", same_start ? " AND started_at = ?7" : "",
+                         " ORDER BY id DESC LIMIT 1"));
   find.bind(1, run.model_fingerprint)
       .bind(2, run.scenario_hash)
       .bind(3, static_cast<int64_t>(run.seed));
@@ -512,11 +511,12 @@ StoredRun ResultsDb::find_run(const RunRecord& run, bool same_start) {
 }
 
 StoredRun ResultsDb::find_landing(const LandingRunRecord& landing, bool same_start) {
-  Statement find(db_, str_cat("SELECT id, status FROM landing_runs WHERE model_fingerprint = ?1 "
-                              "AND scenario_hash = ?2 AND construction = ?3 AND distance = ?4 "
-                              "AND seed = ?5 AND n_pairs = ?6",
-                              same_precision(8), same_start ? " AND started_at = ?7" : "",
-                              " ORDER BY id DESC LIMIT 1"));
+  Statement find(db_,
+                 str_cat("SELECT id, status FROM landing_runs WHERE model_fingerprint = ?1 "
+                         "AND scenario_hash = ?2 AND construction = ?3 AND distance = ?4 "
+                         "AND seed = ?5 AND n_pairs = ?6",
+                         " AND ", kPrecision, " = ?8", same_start ? " AND started_at = ?7" : "",
+                         " ORDER BY id DESC LIMIT 1"));
   find.bind(1, landing.model_fingerprint)
       .bind(2, landing.scenario_hash)
       .bind(3, landing.construction);
@@ -541,10 +541,10 @@ void ResultsDb::update_copy_state(std::string_view table, int64_t id, const std:
 }
 
 std::string ResultsDb::other_precision(const RunRecord& run) {
-  Statement find(db_, str_cat("SELECT CASE precision WHEN '' THEN 'exact' ELSE precision END FROM "
-                              "runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND seed = "
-                              "?3 AND n_pairs = ?4 AND NOT (1 = 1",
-                              same_precision(5), ") LIMIT 1"));
+  Statement find(db_, str_cat("SELECT ", kPrecision,
+                              " FROM runs WHERE model_fingerprint = ?1 AND scenario_hash = ?2 AND "
+                              "seed = ?3 AND n_pairs = ?4 AND ",
+                              kPrecision, " != ?5 LIMIT 1"));
   find.bind(1, run.model_fingerprint).bind(2, run.scenario_hash);
   find.bind(3, static_cast<int64_t>(run.seed)).bind(4, run.n_pairs).bind(5, run.precision);
   return find.step() ? find.column_text(0) : "";
