@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kv/event_batch.h"
 #include "kv/event_kv.h"
 #include "util/error.h"
 #include "util/rng.h"
@@ -117,11 +118,10 @@ void BM_DonorPair(benchmark::State& state) {
       prefix.append(std::vector<EventTokens>(events_a.begin(), events_a.begin() + kSourceEvent));
       a = prefix.fork();
       b = prefix.fork();
-      EventKV* sides[] = {&a, &b};
-      const std::vector<std::vector<EventTokens>> suffixes = {
-          std::vector<EventTokens>(events_a.begin() + kSourceEvent, events_a.end()),
-          std::vector<EventTokens>(events_b.begin() + kSourceEvent, events_b.end())};
-      EventKV::append_batched(sides, suffixes);
+      eventkv::kv::EventBatch batch(*engine, *arena);
+      batch.append(a, std::span(events_a).subspan(kSourceEvent));
+      batch.append(b, std::span(events_b).subspan(kSourceEvent));
+      batch.run();
     } else {
       a.append(events_a);
       b.append(events_b);
@@ -152,17 +152,14 @@ void BM_DecodeSessions(benchmark::State& state) {
     state.PauseTiming();
     std::vector<EventKV> histories;
     histories.reserve(sessions);
-    std::vector<EventKV*> batch;
-    batch.reserve(sessions);
-    for (size_t i = 0; i < sessions; ++i) {
-      histories.push_back(prompt.fork());
-      batch.push_back(&histories.back());
-    }
+    for (size_t i = 0; i < sessions; ++i) histories.push_back(prompt.fork());
     state.ResumeTiming();
     for (int step = 0; step < kSteps; ++step) {
-      const std::vector<std::vector<int32_t>> tokens(sessions, {static_cast<int32_t>(200 + step)});
-      benchmark::DoNotOptimize(EventKV::extend_batched(
-          batch, tokens, eventkv::compute::ActivationPrecision::kInt8Rowwise));
+      const int32_t token = 200 + step;
+      eventkv::kv::EventBatch batch(*engine, *arena);
+      for (EventKV& history : histories) batch.extend(history, {&token, 1});
+      batch.run(eventkv::compute::ActivationPrecision::kInt8Rowwise);
+      benchmark::DoNotOptimize(batch.logits(0).data());
     }
   }
   state.counters["tokens_per_s"] = benchmark::Counter(

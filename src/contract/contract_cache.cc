@@ -6,6 +6,7 @@
 #include <set>
 
 #include "events/render.h"
+#include "kv/event_batch.h"
 #include "probe/conditions.h"
 #include "probe/scenario.h"
 #include "util/error.h"
@@ -152,18 +153,18 @@ std::vector<float> ContractCache::open_reply(const AgentEvent& event) {
 
 std::vector<std::vector<float>> ContractCache::extend_replies(
     std::span<ContractCache* const> caches, std::span<const int32_t> tokens) {
-  std::vector<kv::EventKV*> histories;
-  std::vector<std::vector<int32_t>> lists;
+  if (caches.empty()) return {};
+  kv::EventBatch batch(caches[0]->kv_.engine(), caches[0]->kv_.arena());
   for (size_t c = 0; c < caches.size(); ++c) {
     if (caches[c]->open_reply_.empty()) fail("generate: no reply is open");
     if (caches[c]->options_.replies != caches[0]->options_.replies)
       fail("generate: replies of one step must share their precision");
-    histories.push_back(&caches[c]->kv_);
-    lists.push_back({tokens[c]});
+    batch.extend(caches[c]->kv_, {&tokens[c], 1});
   }
-  return kv::EventKV::extend_batched(
-      histories, lists,
-      caches.empty() ? compute::ActivationPrecision::kF32Rowwise : caches[0]->options_.replies);
+  batch.run(caches[0]->options_.replies);
+  std::vector<std::vector<float>> logits;
+  for (size_t c = 0; c < caches.size(); ++c) logits.push_back(batch.logits(c));
+  return logits;
 }
 
 void ContractCache::close_reply(const std::string& content, std::optional<int32_t> pending) {
@@ -177,8 +178,9 @@ void ContractCache::close_reply(const std::string& content, std::optional<int32_
   std::vector<int32_t> closing(pending ? 1 : 0, pending.value_or(0));
   for (size_t t = header.size(); t < empty.size(); ++t) closing.push_back(empty[t]);
   if (!closing.empty()) {
-    kv::EventKV* self = &kv_;
-    kv::EventKV::extend_batched({&self, 1}, {&closing, 1}, options_.replies);
+    kv::EventBatch batch(kv_.engine(), kv_.arena());
+    batch.extend(kv_, closing);
+    batch.run(options_.replies);
   }
   AgentEvent& event = specs_.at(open_reply_);
   event.event.content = content;
@@ -207,11 +209,11 @@ std::vector<Decision> ContractCache::forget(std::span<const std::string> ids) {
 std::vector<float> ContractCache::compute_appended(std::vector<kv::EventTokens> tokens,
                                                    bool reply) {
   const size_t first = kv_.events().size();
-  kv::EventKV* self = &kv_;
-  std::vector<std::vector<float>> logits = kv::EventKV::append_batched(
-      {&self, 1}, {&tokens, 1}, {}, reply, reply ? std::optional(options_.replies) : std::nullopt);
+  kv::EventBatch batch(kv_.engine(), kv_.arena());
+  batch.append(kv_, tokens, {}, reply);
+  batch.run(reply ? std::optional(options_.replies) : std::nullopt);
   track_visibility(first);
-  return reply ? std::move(logits.front()) : std::vector<float>{};
+  return batch.logits(0);
 }
 
 // saw_[e] for events [first, end): each attends to the retained events

@@ -7,41 +7,10 @@
 #include "compute/forward.h"
 #include "compute/rope.h"
 #include "kv/batch_runner.h"
+#include "kv/event_batch.h"
 #include "util/error.h"
 
 namespace eventkv::kv {
-namespace {
-
-// Log-probability of `token` under softmax(logits).
-double log_prob(const float* logits, int64_t n_vocab, int32_t token) {
-  const float max_logit = *std::max_element(logits, logits + n_vocab);
-  double total = 0.0;
-  for (int64_t i = 0; i < n_vocab; ++i)
-    total += std::exp(static_cast<double>(logits[i] - max_logit));
-  return static_cast<double>(logits[token] - max_logit) - std::log(total);
-}
-
-// Throws Error "WHAT: token id T is outside the vocabulary".
-void check_vocabulary(std::span<const int32_t> tokens, int64_t n_vocab, std::string_view what) {
-  for (const int32_t token : tokens) {
-    if (token < 0 || token >= n_vocab)
-      fail(what, ": token id ", token, " is outside the vocabulary");
-  }
-}
-
-// [n, n_vocab] logits as n rows.
-std::vector<std::vector<float>> split_rows(const std::vector<float>& logits, size_t n) {
-  std::vector<std::vector<float>> rows(n);
-  const size_t width = n == 0 ? 0 : logits.size() / n;
-  for (size_t r = 0; r < n; ++r) {
-    const auto first = logits.begin() + static_cast<std::ptrdiff_t>(r * width);
-    rows[r].assign(first, first + static_cast<std::ptrdiff_t>(width));
-  }
-  return rows;
-}
-
-}  // namespace
-
 EventKV::EventKV(std::shared_ptr<Engine> engine, std::shared_ptr<KvArena> arena)
     : engine_(std::move(engine)), arena_(std::move(arena)) {}
 
@@ -129,135 +98,6 @@ void EventKV::add_event_rows(BatchRunner& runner, const std::vector<compute::Key
   runner.add_rows(event.tokens, context, keys[index]);
 }
 
-void EventKV::append(std::span<const EventTokens> events, const EdgeMask& mask) {
-  EventKV* self = this;
-  const std::vector<std::vector<EventTokens>> lists = {
-      std::vector<EventTokens>(events.begin(), events.end())};
-  append_batched({&self, 1}, lists, mask);
-}
-
-std::vector<std::vector<float>> EventKV::append_batched(
-    std::span<EventKV* const> histories, std::span<const std::vector<EventTokens>> events,
-    const EdgeMask& mask, bool last_logits, std::optional<compute::ActivationPrecision> precision) {
-  if (histories.size() != events.size())
-    fail("append_batched: ", histories.size(), " histories, ", events.size(), " event lists");
-  if (histories.empty()) return {};
-  Engine& engine = *histories[0]->engine_;
-  KvArena& arena = *histories[0]->arena_;
-  size_t n_tokens = 0;
-  for (size_t h = 0; h < histories.size(); ++h) {
-    if (histories[h]->engine_.get() != &engine || histories[h]->arena_.get() != &arena) {
-      fail("append_batched: histories must share one engine and one arena");
-    }
-    std::set<std::string> seen;
-    for (const EventTokens& e : events[h]) {
-      if (e.id.empty()) fail("event ids must not be empty");
-      if (histories[h]->event_index(e.id) >= 0 || !seen.insert(e.id).second)
-        fail("duplicate event id '", e.id, "'");
-      if (e.tokens.empty()) fail("event '", e.id, "' has no tokens");
-      check_vocabulary(e.tokens, engine.model().config().n_vocab, str_cat("event '", e.id, "'"));
-      n_tokens += e.tokens.size();
-    }
-  }
-  const int64_t free_cells = arena.storage().capacity() - arena.cells_in_use();
-  if (static_cast<int64_t>(n_tokens) > free_cells) {
-    fail("KV arena too small: ", n_tokens, " new tokens, ", free_cells, " free cells");
-  }
-  if (n_tokens == 0) return {};
-  // Place the events, then compute them; undo the placement if that fails.
-  std::vector<size_t> old_events(histories.size());
-  std::vector<size_t> old_slots(histories.size());
-  std::vector<int32_t> logit_rows;
-  BatchRunner runner(engine, arena);
-  try {
-    for (size_t h = 0; h < histories.size(); ++h) {
-      EventKV& history = *histories[h];
-      old_events[h] = history.events_.size();
-      old_slots[h] = history.slots_.size();
-      int32_t position = history.last_position();
-      for (const EventTokens& e : events[h]) {
-        const auto index = static_cast<int32_t>(history.events_.size());
-        history.events_.push_back(
-            {e.id, e.role, e.tokens, static_cast<int32_t>(history.slots_.size()), true});
-        for (size_t i = 0; i < e.tokens.size(); ++i)
-          history.slots_.push_back({arena.allocate(), ++position, index});
-      }
-      const std::vector<compute::KeyRange> keys = history.add_event_keys(runner);
-      for (size_t e = old_events[h]; e < history.events_.size(); ++e)
-        history.add_event_rows(runner, keys, e, mask);
-      if (last_logits) logit_rows.push_back(runner.size() - 1);
-    }
-    return split_rows(runner.run(logit_rows, precision), logit_rows.size());
-  } catch (...) {
-    for (size_t h = 0; h < histories.size(); ++h) {
-      EventKV& history = *histories[h];
-      for (size_t s = old_slots[h]; s < history.slots_.size(); ++s)
-        arena.release(history.slots_[s].cell);
-      history.slots_.resize(old_slots[h]);
-      history.events_.resize(old_events[h]);
-    }
-    throw;
-  }
-}
-
-std::vector<std::vector<float>> EventKV::extend_batched(
-    std::span<EventKV* const> histories, std::span<const std::vector<int32_t>> tokens,
-    compute::ActivationPrecision precision) {
-  if (histories.size() != tokens.size())
-    fail("extend_batched: ", histories.size(), " histories, ", tokens.size(), " token lists");
-  if (histories.empty()) return {};
-  Engine& engine = *histories[0]->engine_;
-  KvArena& arena = *histories[0]->arena_;
-  size_t n_tokens = 0;
-  for (size_t h = 0; h < histories.size(); ++h) {
-    const EventKV& history = *histories[h];
-    if (history.engine_.get() != &engine || history.arena_.get() != &arena)
-      fail("extend_batched: histories must share one engine and one arena");
-    if (history.events_.empty() || !history.events_.back().retained)
-      fail("extend_batched: the last event is missing or evicted");
-    if (tokens[h].empty()) fail("extend_batched: no tokens");
-    check_vocabulary(tokens[h], engine.model().config().n_vocab, "extend");
-    n_tokens += tokens[h].size();
-  }
-  if (static_cast<int64_t>(n_tokens) > arena.storage().capacity() - arena.cells_in_use())
-    fail("KV arena too small: ", n_tokens, " new tokens");
-  std::vector<size_t> old_slots;
-  for (const EventKV* history : histories) old_slots.push_back(history->slots_.size());
-  std::vector<int32_t> logit_rows;
-  BatchRunner runner(engine, arena);
-  try {
-    for (size_t h = 0; h < histories.size(); ++h) {
-      EventKV& history = *histories[h];
-      EventState& last = history.events_.back();
-      int32_t position = history.last_position();
-      const auto index = static_cast<int32_t>(history.events_.size() - 1);
-      for (size_t i = 0; i < tokens[h].size(); ++i)
-        history.slots_.push_back({arena.allocate(), ++position, index});
-      last.tokens.insert(last.tokens.end(), tokens[h].begin(), tokens[h].end());
-      // The event's earlier rows are context; the new ones its own keys.
-      std::vector<compute::KeyRange> context = history.add_event_keys(runner);
-      const auto n_new = static_cast<int32_t>(tokens[h].size());
-      compute::KeyRange& event_keys = context.back();
-      const compute::KeyRange own{event_keys.end - n_new, event_keys.end};
-      event_keys.end = own.begin;
-      logit_rows.push_back(runner.add_rows(tokens[h], context, own) + n_new - 1);
-    }
-    return split_rows(runner.run(logit_rows, precision), logit_rows.size());
-  } catch (...) {
-    for (size_t h = 0; h < histories.size(); ++h) {
-      EventKV& history = *histories[h];
-      if (history.slots_.size() <= old_slots[h]) continue;
-      for (size_t s = old_slots[h]; s < history.slots_.size(); ++s)
-        arena.release(history.slots_[s].cell);
-      const size_t added = history.slots_.size() - old_slots[h];
-      history.slots_.resize(old_slots[h]);
-      std::vector<int32_t>& last = history.events_.back().tokens;
-      last.resize(last.size() - added);
-    }
-    throw;
-  }
-}
-
 void EventKV::evict(std::span<const std::string> ids) {
   std::vector<int32_t> indices;
   for (const std::string& id : ids) {
@@ -305,45 +145,6 @@ std::vector<size_t> EventKV::recompute_events(std::span<const std::string> ids,
     if (target[e]) indices.push_back(e);
   }
   return indices;
-}
-
-void EventKV::recompute(std::span<const std::string> ids, const EdgeMask& mask,
-                        bool with_descendants) {
-  EventKV* self = this;
-  recompute_batched({&self, 1}, ids, mask, with_descendants);
-}
-
-void EventKV::recompute_batched(std::span<EventKV* const> histories,
-                                std::span<const std::string> ids, const EdgeMask& mask,
-                                bool with_descendants) {
-  if (histories.empty()) return;
-  KvArena& arena = *histories[0]->arena_;
-  std::vector<std::vector<size_t>> targets;
-  int64_t shared = 0;
-  for (EventKV* history : histories) {
-    if (history->arena_.get() != &arena || history->engine_ != histories[0]->engine_) {
-      fail("recompute_batched: histories must share one engine and one arena");
-    }
-    targets.push_back(history->recompute_events(ids, with_descendants));
-    for (const size_t e : targets.back()) {
-      const EventState& event = history->events_[e];
-      for (int32_t s = event.begin; s < event.end(); ++s)
-        shared += arena.references(history->slots_[static_cast<size_t>(s)].cell) > 1 ? 1 : 0;
-    }
-  }
-  if (shared > arena.storage().capacity() - arena.cells_in_use())
-    fail("KV arena too small to copy ", shared, " shared rows");
-  BatchRunner runner(*histories[0]->engine_, arena);
-  for (size_t h = 0; h < histories.size(); ++h) {
-    EventKV& history = *histories[h];
-    for (const size_t e : targets[h]) {
-      for (int32_t s = history.events_[e].begin; s < history.events_[e].end(); ++s)
-        history.own_cell(s);
-    }
-    const std::vector<compute::KeyRange> keys = history.add_event_keys(runner);
-    for (const size_t e : targets[h]) history.add_event_rows(runner, keys, e, mask);
-  }
-  if (runner.size() > 0) runner.run({});
 }
 
 void EventKV::transplant(const EventKV& source, std::string_view id, int64_t layer_begin,
@@ -420,15 +221,6 @@ EventKV EventKV::fork(int64_t n_events) const {
   return copy;
 }
 
-std::vector<int32_t> EventKV::temporary_cells(size_t n) {
-  const int64_t free_cells = arena_->storage().capacity() - arena_->cells_in_use();
-  if (static_cast<int64_t>(n) > free_cells)
-    fail("KV arena too small for the query: ", n, " tokens, ", free_cells, " free cells");
-  std::vector<int32_t> cells;
-  for (size_t i = 0; i < n; ++i) cells.push_back(arena_->allocate());
-  return cells;
-}
-
 // Adds `query` and one branch per candidate (all but its last token) for one
 // history; returns the batch rows whose logits score the candidates: the
 // query's last token, then every branch token.
@@ -474,86 +266,33 @@ std::vector<int32_t> EventKV::add_query(BatchRunner& runner, const std::vector<i
   return rows;
 }
 
-std::vector<float> EventKV::run_queries(std::span<EventKV* const> histories,
-                                        const std::vector<int32_t>& query,
-                                        const std::vector<std::vector<int32_t>>& candidates,
-                                        QueryPositions mode) {
-  if (histories.empty()) return {};
-  if (query.empty()) fail("query: no tokens");
-  Engine& engine = *histories[0]->engine_;
-  KvArena& arena = *histories[0]->arena_;
-  const int64_t n_vocab = engine.model().config().n_vocab;
-  size_t n_cells = query.size();
-  std::vector<const std::vector<int32_t>*> sequences = {&query};
-  for (const auto& candidate : candidates) {
-    if (candidate.empty()) fail("query: empty candidate");
-    n_cells += candidate.size() - 1;
-    sequences.push_back(&candidate);
-  }
-  for (const auto* sequence : sequences) check_vocabulary(*sequence, n_vocab, "query");
-  for (const EventKV* history : histories) {
-    if (history->arena_.get() != &arena || history->engine_.get() != &engine) {
-      fail("query: batched histories must share one engine and one arena");
-    }
-  }
-  const std::vector<int32_t> cells = histories[0]->temporary_cells(n_cells * histories.size());
-  const auto release_cells = [&] {
-    for (const int32_t cell : cells) arena.release(cell);
-  };
-  try {
-    BatchRunner runner(engine, arena);
-    std::vector<int32_t> rows;
-    for (size_t h = 0; h < histories.size(); ++h) {
-      const std::vector<int32_t> own(
-          cells.begin() + static_cast<std::ptrdiff_t>(h * n_cells),
-          cells.begin() + static_cast<std::ptrdiff_t>((h + 1) * n_cells));
-      const std::vector<int32_t> added =
-          histories[h]->add_query(runner, query, candidates, mode, own);
-      rows.insert(rows.end(), added.begin(), added.end());
-    }
-    std::vector<float> logits = runner.run(rows);
-    release_cells();
-    return logits;
-  } catch (...) {
-    release_cells();
-    throw;
-  }
+void EventKV::append(std::span<const EventTokens> events, const EdgeMask& mask) {
+  EventBatch batch(*engine_, *arena_);
+  batch.append(*this, events, mask);
+  batch.run();
 }
 
-std::vector<std::vector<CandidateScore>> EventKV::score_batched(
-    std::span<EventKV* const> histories, const std::vector<int32_t>& query,
-    const std::vector<std::vector<int32_t>>& candidates, QueryPositions mode) {
-  const std::vector<float> logits = run_queries(histories, query, candidates, mode);
-  if (histories.empty()) return {};
-  const int64_t n_vocab = histories[0]->engine_->model().config().n_vocab;
-  std::vector<std::vector<CandidateScore>> all;
-  size_t row = 0;
-  for (size_t h = 0; h < histories.size(); ++h) {
-    const size_t query_row = row++;
-    std::vector<CandidateScore> scores;
-    for (const auto& candidate : candidates) {
-      CandidateScore score{log_prob(logits.data() + query_row * n_vocab, n_vocab, candidate[0]),
-                           static_cast<int32_t>(candidate.size())};
-      for (size_t j = 1; j < candidate.size(); ++j) {
-        score.log_prob += log_prob(logits.data() + (row++) * n_vocab, n_vocab, candidate[j]);
-      }
-      scores.push_back(score);
-    }
-    all.push_back(std::move(scores));
-  }
-  return all;
+void EventKV::recompute(std::span<const std::string> ids, const EdgeMask& mask,
+                        bool with_descendants) {
+  EventBatch batch(*engine_, *arena_);
+  batch.recompute(*this, ids, mask, with_descendants);
+  batch.run();
 }
 
 std::vector<CandidateScore> EventKV::score(const std::vector<int32_t>& query,
                                            const std::vector<std::vector<int32_t>>& candidates,
                                            QueryPositions mode) {
-  EventKV* self = this;
-  return score_batched({&self, 1}, query, candidates, mode).front();
+  EventBatch batch(*engine_, *arena_);
+  batch.score(*this, query, candidates, mode);
+  batch.run();
+  return batch.scores(0);
 }
 
 std::vector<float> EventKV::query_logits(const std::vector<int32_t>& query, QueryPositions mode) {
-  EventKV* self = this;
-  return run_queries({&self, 1}, query, {}, mode);
+  EventBatch batch(*engine_, *arena_);
+  batch.score(*this, query, {}, mode);
+  batch.run();
+  return batch.logits(0);
 }
 
 EventKV EventKV::adopt(std::shared_ptr<Engine> engine, std::shared_ptr<KvArena> arena,

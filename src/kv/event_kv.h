@@ -25,6 +25,7 @@
 namespace eventkv::kv {
 
 class BatchRunner;
+class EventBatch;
 
 // An event as the cache takes it: already rendered into tokens.
 struct EventTokens {
@@ -65,28 +66,9 @@ class EventKV {
   // Appends events after the last position and computes their rows: each
   // token sees the retained rows before it (minus `mask`'s edges) and its own
   // event causally. Ids must be new and non-empty. On error nothing changes.
+  // (EventBatch does this, and the rest below, for several histories in one
+  // forward pass.)
   void append(std::span<const EventTokens> events, const EdgeMask& mask = {});
-
-  // append() for several histories of one engine and arena in one forward
-  // pass (the two sides of a donor pair after their shared prefix). With
-  // `last_logits`, returns per history the logits after its last new token
-  // ([n_vocab] each); otherwise nothing. kF32Rowwise: as extend_batched;
-  // no precision: the engine's.
-  static std::vector<std::vector<float>> append_batched(
-      std::span<EventKV* const> histories, std::span<const std::vector<EventTokens>> events,
-      const EdgeMask& mask = {}, bool last_logits = false,
-      std::optional<compute::ActivationPrecision> precision = std::nullopt);
-
-  // Appends tokens to the last event of each history (which must be
-  // retained): they see what its earlier tokens saw, the event causally.
-  // One forward pass for all (decode steps of several histories batched);
-  // returns per history the logits after its last new token. With a
-  // Rowwise precision (compute/matmul.h) a token's row is the same bits
-  // however the steps were batched, and as when its event is appended whole
-  // with that precision.
-  static std::vector<std::vector<float>> extend_batched(
-      std::span<EventKV* const> histories, std::span<const std::vector<int32_t>> tokens,
-      compute::ActivationPrecision precision = compute::ActivationPrecision::kF32Rowwise);
 
   // Frees the rows of the given events; every other row keeps its position.
   void evict(std::span<const std::string> ids);
@@ -95,12 +77,6 @@ class EventKV {
   // `with_descendants`, of every later retained event) at their positions,
   // seeing what the mask allows of the rows retained now.
   void recompute(std::span<const std::string> ids, const EdgeMask& mask, bool with_descendants);
-
-  // recompute() of the same event ids in several histories of one engine and
-  // arena, in one forward pass.
-  static void recompute_batched(std::span<EventKV* const> histories,
-                                std::span<const std::string> ids, const EdgeMask& mask,
-                                bool with_descendants);
 
   // Copies the rows of event `id` in layers [layer_begin, layer_end) from
   // `source`, which must hold the same event at the same positions with the
@@ -122,13 +98,6 @@ class EventKV {
   std::vector<CandidateScore> score(const std::vector<int32_t>& query,
                                     const std::vector<std::vector<int32_t>>& candidates,
                                     QueryPositions mode = QueryPositions::kAfterHistory);
-
-  // score() of one query against several histories of one engine and arena,
-  // in one forward pass; one list of scores per history.
-  static std::vector<std::vector<CandidateScore>> score_batched(
-      std::span<EventKV* const> histories, const std::vector<int32_t>& query,
-      const std::vector<std::vector<int32_t>>& candidates,
-      QueryPositions mode = QueryPositions::kAfterHistory);
 
   // Logits after `query`, appended temporarily ([n_vocab]).
   std::vector<float> query_logits(const std::vector<int32_t>& query,
@@ -165,7 +134,7 @@ class EventKV {
   const std::vector<Slot>& slots() const { return slots_; }
 
  private:
-  friend class BatchRunner;
+  friend class EventBatch;
 
   int32_t event_index(std::string_view id) const;
   std::vector<size_t> recompute_events(std::span<const std::string> ids,
@@ -178,16 +147,8 @@ class EventKV {
   std::vector<int32_t> add_query(BatchRunner& runner, const std::vector<int32_t>& query,
                                  const std::vector<std::vector<int32_t>>& candidates,
                                  QueryPositions mode, const std::vector<int32_t>& cells) const;
-  // Runs `query` and its candidate branches for every history on temporary
-  // cells; per history, the logits after the query's last token, then after
-  // every candidate token but the last.
-  static std::vector<float> run_queries(std::span<EventKV* const> histories,
-                                        const std::vector<int32_t>& query,
-                                        const std::vector<std::vector<int32_t>>& candidates,
-                                        QueryPositions mode);
   int32_t last_position() const;
   void own_cell(int32_t slot);  // copy on write: a private cell for this slot
-  std::vector<int32_t> temporary_cells(size_t n);
   void release_all();
 
   std::shared_ptr<Engine> engine_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kv/event_batch.h"
 #include "kv/event_kv.h"
 #include "probe/stats.h"
 #include "util/error.h"
@@ -33,12 +34,22 @@ std::pair<EventKV, EventKV> compute_sides(const TokenizedPair& pair,
                 mask);
   EventKV a = prefix.fork();
   EventKV b = prefix.fork();
-  EventKV* sides[] = {&a, &b};
-  const std::vector<std::vector<kv::EventTokens>> suffixes = {
-      std::vector<kv::EventTokens>(pair.events_a.begin() + source, pair.events_a.end()),
-      std::vector<kv::EventTokens>(pair.events_b.begin() + source, pair.events_b.end())};
-  EventKV::append_batched(sides, suffixes, mask);
+  kv::EventBatch batch(*engine, *arena);
+  batch.append(a, std::span(pair.events_a).subspan(static_cast<size_t>(source)), mask);
+  batch.append(b, std::span(pair.events_b).subspan(static_cast<size_t>(source)), mask);
+  batch.run();
   return {std::move(a), std::move(b)};
+}
+
+std::vector<std::vector<kv::CandidateScore>> score_all(std::span<EventKV* const> histories,
+                                                       const events::QueryTokens& query) {
+  if (histories.empty()) return {};
+  kv::EventBatch batch(histories[0]->engine(), histories[0]->arena());
+  for (EventKV* history : histories) batch.score(*history, query.prompt, query.candidates);
+  batch.run();
+  std::vector<std::vector<kv::CandidateScore>> scores;
+  for (size_t h = 0; h < histories.size(); ++h) scores.push_back(batch.scores(h));
+  return scores;
 }
 
 int predicted(const SideScores& side) {
@@ -66,8 +77,12 @@ ComputedSides compute_conditions(const TokenizedPair& pair,
   EventKV local_a = a.fork();
   EventKV local_b = b.fork();
   const std::vector<std::string> later = events_after_source(local_a, pair.source_event);
-  EventKV* local_sides[] = {&local_a, &local_b};
-  if (!later.empty()) EventKV::recompute_batched(local_sides, later, {}, false);
+  if (!later.empty()) {
+    kv::EventBatch batch(*engine, *arena);
+    batch.recompute(local_a, later, {}, false);
+    batch.recompute(local_b, later, {}, false);
+    batch.run();
+  }
   return {std::move(visible_a), std::move(visible_b), std::move(a),
           std::move(b),         std::move(local_a),   std::move(local_b)};
 }
@@ -84,10 +99,11 @@ PairScores serve_conditions(const TokenizedPair& pair, const ComputedSides& side
   EventKV b = sides.global_b.fork(n_events);
   EventKV record_a = a.fork();
   EventKV record_b = b.fork();
-  EventKV* record_sides[] = {&record_a, &record_b};
-  const std::vector<std::vector<kv::EventTokens>> records = {{pair.record_a}, {pair.record_b}};
   Stopwatch prefill(t.prefill);
-  EventKV::append_batched(record_sides, records);
+  kv::EventBatch records(a.engine(), a.arena());
+  records.append(record_a, {&pair.record_a, 1});
+  records.append(record_b, {&pair.record_b, 1});
+  records.run();
   prefill.stop();
   EventKV local_a = sides.local_a.fork(n_events);
   EventKV local_b = sides.local_b.fork(n_events);
@@ -98,7 +114,7 @@ PairScores serve_conditions(const TokenizedPair& pair, const ComputedSides& side
   EventKV* served[] = {&visible_a, &visible_b,    &a,           &b, &record_a, &record_b, &local_a,
                        &local_b,   &no_carrier_a, &no_carrier_b};
   Stopwatch scoring(t.scoring);
-  const auto scores = EventKV::score_batched(served, pair.query.prompt, pair.query.candidates);
+  const std::vector<std::vector<kv::CandidateScore>> scores = score_all(served, pair.query);
   scoring.stop();
   PairScores result;
   for (size_t c = 0; c < kConditions.size(); ++c) {

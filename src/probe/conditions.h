@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -45,6 +46,11 @@ std::pair<kv::EventKV, kv::EventKV> compute_sides(const TokenizedPair& pair,
                                                   const std::shared_ptr<kv::Engine>& engine,
                                                   const std::shared_ptr<kv::KvArena>& arena,
                                                   const kv::EdgeMask& mask = {});
+
+// The query's candidate scores on each history (one engine and arena), in
+// one forward pass.
+std::vector<std::vector<kv::CandidateScore>> score_all(std::span<kv::EventKV* const> histories,
+                                                       const events::QueryTokens& query);
 
 // Where run_conditions spends its time (seconds, accumulated).
 struct ConditionTimes {

@@ -75,7 +75,7 @@ std::vector<LandingMeasure> measure_swaps(const TokenizedPair& pair, EventKV& a,
     std::vector<EventKV*> served;
     served.reserve(forks.size());
     for (EventKV& f : forks) served.push_back(&f);
-    const auto scores = EventKV::score_batched(served, pair.query.prompt, pair.query.candidates);
+    const auto scores = score_all(served, pair.query);
     for (size_t i = first; i < last; ++i) {
       const auto& b_with_a = scores[2 * (i - first)];
       const auto& a_with_b = scores[2 * (i - first) + 1];
@@ -96,7 +96,7 @@ struct Baseline {
 
 Baseline baseline(const TokenizedPair& pair, EventKV& a, EventKV& b) {
   EventKV* sides[] = {&a, &b};
-  const auto scores = EventKV::score_batched(sides, pair.query.prompt, pair.query.candidates);
+  const auto scores = score_all(sides, pair.query);
   const double ma = margin(scores[0], pair);
   const double mb = margin(scores[1], pair);
   return {ma, mb, {"full", "", ma - mb, outcome_of(scores[0], scores[1], pair)}};

@@ -15,6 +15,7 @@
 #include "compute/forward.h"
 #include "compute/matmul.h"
 #include "kv/context.h"
+#include "kv/event_batch.h"
 #include "kv/event_kv.h"
 #include "kv/snapshot.h"
 #include "model/test_model.h"
@@ -358,11 +359,10 @@ TEST(EventKv, ForkSharesRowsAndBatchedSidesMatchSeparateOnes) {
   EventKV a = prefix.fork();
   EventKV b = prefix.fork();
   EXPECT_EQ(setup.arena->cells_in_use(), cells_before);  // shared, not copied
-  const std::vector<std::vector<EventTokens>> suffixes = {
-      std::vector<EventTokens>(events_a.begin() + 2, events_a.end()),
-      std::vector<EventTokens>(events_b.begin() + 2, events_b.end())};
-  EventKV* sides[] = {&a, &b};
-  EventKV::append_batched(sides, suffixes);
+  EventBatch batch(*setup.engine, *setup.arena);
+  batch.append(a, std::span(events_a).subspan(2));
+  batch.append(b, std::span(events_b).subspan(2));
+  batch.run();
   EventKV a_alone = setup.history();
   a_alone.append(events_a);
   EventKV b_alone = setup.history();
@@ -437,9 +437,10 @@ TEST(EventKv, CapturedResidualsGiveTheLogits) {
   h.append({events.data(), 1});
   compute::ResidualCapture capture;
   setup.engine->set_capture(&capture);
-  EventKV* self = &h;
-  const std::vector<std::vector<EventTokens>> rest = {{events[1], events[2]}};
-  const auto logits = EventKV::append_batched({&self, 1}, rest, {}, true);
+  EventBatch batch(*setup.engine, *setup.arena);
+  batch.append(h, std::span(events).subspan(1, 2), {}, true);
+  batch.run();
+  const std::vector<float>& logits = batch.logits(0);
   setup.engine->set_capture(nullptr);
   const auto n_rows = static_cast<int64_t>(events[1].tokens.size() + events[2].tokens.size());
   ASSERT_EQ(capture.rows, n_rows);
@@ -456,8 +457,7 @@ TEST(EventKv, CapturedResidualsGiveTheLogits) {
   std::vector<float> projected(static_cast<size_t>(c.n_vocab));
   compute::matmul(setup.engine->model().weights().output, normed.data(), 1, projected.data(),
                   setup.engine->pool(), compute::ActivationPrecision::kF32);
-  ASSERT_EQ(logits.size(), 1u);
-  EXPECT_LT(relative_error(projected, logits[0]), kTolerance);
+  EXPECT_LT(relative_error(projected, logits), kTolerance);
   // The first layers' rows differ from token to token: each row is its own.
   EXPECT_NE(std::vector<float>(capture.values.begin(), capture.values.begin() + c.n_embd),
             std::vector<float>(capture.values.begin() + c.n_layer * c.n_embd,
@@ -478,6 +478,103 @@ TEST(EventKv, FailedOperationsChangeNothing) {
   EXPECT_THROW(h.transplant(h, "missing", 0, 1), Error);
   EXPECT_EQ(h.events().size(), 3u);
   EXPECT_EQ(setup.arena->cells_in_use(), cells);
+}
+
+// One pass holding an append, a decode step, a recompute and a scored query,
+// each on its own history, gives each the bits it gets alone (with a
+// Rowwise precision: the f32 products' sums depend on the batch's rows).
+TEST(EventBatch, MixedItemsInOnePassEqualSeparatePasses) {
+  constexpr auto kRowwise = compute::ActivationPrecision::kF32Rowwise;
+  const TestCache setup = make_cache(model::Arch::kLlama);
+  const auto events = random_events(30, 4);
+  EventKV base = setup.history();
+  base.append(std::span(events).first(2));
+  base.evict({{"e0"}});
+  const std::vector<std::vector<int32_t>> candidates = {{1, 2}, {3}};
+  const std::vector<int32_t> step = {5, 6, 7};
+  const std::vector<std::string> recomputed = {"e1"};
+  // Each item's work on a fork of `base`, staged into `batch`.
+  const auto stage = [&](EventBatch& batch, EventKV& h, int item) {
+    switch (item) {
+      case 0:
+        return batch.append(h, std::span(events).subspan(2), {}, true);
+      case 1:
+        return batch.extend(h, step);
+      case 2:
+        return batch.recompute(h, recomputed, {}, false);
+      default:
+        return batch.score(h, query_tokens(), candidates);
+    }
+  };
+  std::vector<EventKV> together;
+  for (int item = 0; item < 4; ++item) together.push_back(base.fork());
+  EventBatch batch(*setup.engine, *setup.arena);
+  for (int item = 0; item < 4; ++item)
+    EXPECT_EQ(stage(batch, together[static_cast<size_t>(item)], item), static_cast<size_t>(item));
+  batch.run(kRowwise);
+  for (int item = 0; item < 4; ++item) {
+    EventKV h = base.fork();
+    EventBatch one(*setup.engine, *setup.arena);
+    stage(one, h, item);
+    one.run(kRowwise);
+    const EventKV& mixed = together[static_cast<size_t>(item)];
+    EXPECT_EQ(batch.logits(static_cast<size_t>(item)), one.logits(0)) << "item " << item;
+    ASSERT_EQ(batch.scores(static_cast<size_t>(item)).size(), one.scores(0).size());
+    for (size_t c = 0; c < one.scores(0).size(); ++c)
+      EXPECT_EQ(batch.scores(static_cast<size_t>(item))[c].log_prob, one.scores(0)[c].log_prob);
+    // The rows each pass wrote are the same bits.
+    ASSERT_EQ(mixed.n_slots(), h.n_slots());
+    for (int32_t slot = 0; slot < h.n_slots(); ++slot) {
+      if (h.cell_of(slot) < 0) continue;
+      EXPECT_EQ(rows_of(mixed, slot, true), rows_of(h, slot, true)) << "item " << item;
+      EXPECT_EQ(rows_of(mixed, slot, false), rows_of(h, slot, false)) << "item " << item;
+    }
+  }
+  EXPECT_TRUE(batch.logits(2).empty());
+  EXPECT_EQ(together[1].events().back().tokens.size(), events[1].tokens.size() + step.size());
+  EXPECT_EQ(batch.scores(3).size(), candidates.size());
+  // The recompute moved e1's rows: they no longer see e0.
+  const int32_t first_e1 = base.event("e1").begin;
+  EXPECT_NE(rows_of(together[2], first_e1 + 1, true), rows_of(base, first_e1 + 1, true));
+}
+
+// A batch dropped before it runs undoes its placements; misuse is refused
+// before anything changes.
+TEST(EventBatch, DroppedAndRefusedWorkChangesNothing) {
+  const TestCache setup = make_cache(model::Arch::kLlama);
+  const auto events = random_events(31, 4);
+  EventKV h = setup.history();
+  h.append(std::span(events).first(2));
+  EventKV g = h.fork();
+  const int64_t cells = setup.arena->cells_in_use();
+  const std::vector<int32_t> last_tokens = h.events().back().tokens;
+  const std::vector<int32_t> step = {5, 6};
+  EventKV queried = h.fork();
+  {
+    EventBatch batch(*setup.engine, *setup.arena);
+    batch.append(h, std::span(events).subspan(2));
+    batch.extend(g, step);
+    batch.score(queried, query_tokens(), {{1}});
+    EXPECT_GT(setup.arena->cells_in_use(), cells);
+    EXPECT_THROW(batch.extend(h, step), Error);  // one item per history
+    EXPECT_THROW(batch.logits(0), Error);        // not run yet
+  }
+  EXPECT_EQ(setup.arena->cells_in_use(), cells);
+  EXPECT_EQ(h.events().size(), 2u);
+  EXPECT_EQ(g.events().back().tokens, last_tokens);
+  EXPECT_EQ(h.n_slots(), g.n_slots());
+
+  EventBatch batch(*setup.engine, *setup.arena);
+  batch.extend(g, step);
+  batch.run();
+  EXPECT_THROW(batch.extend(h, step), Error);  // already run
+  EXPECT_THROW(batch.run(), Error);
+  EXPECT_THROW(batch.logits(1), Error);  // no such item
+  const TestCache other = make_cache(model::Arch::kLlama);
+  EventBatch foreign(*other.engine, *other.arena);
+  EXPECT_THROW(foreign.extend(h, step), Error);
+  EXPECT_THROW(foreign.append(h, std::span(events).first(1), {}, true), Error);  // duplicate id
+  EXPECT_EQ(h.events().size(), 2u);
 }
 
 class SnapshotTest : public ::testing::Test {
