@@ -16,16 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "analysis/summary.h"
 #include "bindings.h"
 #include "git_version.h"
 #include "probe/conditions.h"
+#include "probe/outcome.h"
 #include "probe/pairs.h"
 #include "probe/rerun.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"
-#include "probe/stats.h"
 #include "probe/stored_pair.h"
-#include "probe/summary.h"
 #include "report/json.h"
 #include "store/results_db.h"
 #include "util/error.h"
@@ -169,7 +169,7 @@ nb::dict score_columns(const std::string& db_path) {
 
 nb::object summary(const std::string& db_path) {
   store::ResultsDb db(db_path, store::Access::kReadOnly);
-  const report::ReportData data = probe::collect_report(db);
+  const report::ReportData data = analysis::collect_report(db);
   return python_json({{"generated_at", data.generated_at},
                       {"runs", report::runs_json(data.runs)},
                       {"cells", report::cells_json(data.cells)}});

@@ -19,7 +19,7 @@
 #include "contract/contract_cache.h"
 #include "contract/profile.h"
 #include "events/render.h"
-#include "probe/stats.h"
+#include "probe/outcome.h"
 #include "util/error.h"
 #include "util/progress.h"
 

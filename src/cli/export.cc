@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/summary.h"
 #include "cli/commands.h"
-#include "probe/summary.h"
 #include "report/json.h"
 #include "store/results_db.h"
 #include "util/atomic_file.h"
@@ -62,7 +62,7 @@ std::string scores_csv(store::ResultsDb& db) {
 }
 
 std::string summary_json(store::ResultsDb& db) {
-  const report::ReportData data = probe::collect_report(db);
+  const report::ReportData data = analysis::collect_report(db);
   const json out = {{"generated_at", data.generated_at},
                     {"runs", report::runs_json(data.runs)},
                     {"cells", report::cells_json(data.cells)}};

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "analysis/summary.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/model_options.h"
@@ -10,7 +11,6 @@
 #include "probe/landing.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"
-#include "probe/summary.h"
 #include "store/results_db.h"
 #include "util/error.h"
 
@@ -62,7 +62,7 @@ void run(const LandingCliOptions& options) {
       probe::run_landing(engine, scenario, db, run_options, interrupted());
   if (outcome.interrupted)
     fail("interrupted; the finished pairs are stored in ", options.db, " (continue with --resume)");
-  for (const report::LandingMap& map : probe::collect_report(db).landing) {
+  for (const report::LandingMap& map : analysis::collect_report(db).landing) {
     if (map.scenario.rfind(scenario.name + " / ", 0) == 0) print_map(map);
   }
   std::printf("\nanalysed %s\n", probe::outcome_summary(outcome).c_str());

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/summary.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/model_options.h"
@@ -20,7 +21,6 @@
 #include "probe/pairs.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"
-#include "probe/summary.h"
 #include "report/json.h"
 #include "store/results_db.h"
 #include "tokenizer/chat_format.h"
@@ -186,7 +186,7 @@ void run(const ProbeOptions& options) {
                  probe::outcome_summary(outcome).c_str());
     for (const store::RunRecord& run : db.runs()) {
       if (run.id != outcome.run_id) continue;
-      for (report::CellResult& cell : probe::summarize_run(run, db.pairs(run.id)))
+      for (report::CellResult& cell : analysis::summarize_run(run, db.pairs(run.id)))
         cells_done.push_back(std::move(cell));
     }
     if (outcome.interrupted) break;

@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "analysis/summary.h"
 #include "git_version.h"
-#include "probe/summary.h"
 #include "report/html.h"
 #include "report/markdown.h"
 #include "store/results_db.h"
@@ -22,13 +22,14 @@ void write_text(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-void write_reports(const std::string& db_path, const std::string& html_path,
-                   const std::string& markdown_path) {
+report::ReportData write_reports(const std::string& db_path, const std::string& html_path,
+                                 const std::string& markdown_path) {
   store::ResultsDb db(db_path, store::Access::kReadOnly);
-  report::ReportData data = probe::collect_report(db);
+  report::ReportData data = analysis::collect_report(db);
   data.eventkv_version = EVENTKV_GIT_VERSION;
   if (!html_path.empty()) write_text(html_path, report::render_html(data));
   if (!markdown_path.empty()) write_text(markdown_path, report::render_markdown(data));
+  return data;
 }
 
 }  // namespace eventkv::cli

@@ -1,11 +1,15 @@
 // eventkv suite -m MODEL [-m MODEL ...]: the bundled paper experiments
 // (scenarios/paper) on every model, the landing analysis of the carrier
-// table, then the report. --quick runs few pairs per cell: the main job.
+// table, then the report and each experiment's verdict. --quick runs few
+// pairs per cell: the main job.
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "analysis/experiments.h"
+#include "analysis/findings.h"
+#include "analysis/summary.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/model_options.h"
@@ -14,7 +18,6 @@
 #include "probe/condition_names.h"
 #include "probe/runner.h"
 #include "probe/scenario.h"
-#include "probe/summary.h"
 #include "store/results_db.h"
 #include "util/error.h"
 
@@ -63,7 +66,7 @@ std::pair<const probe::Scenario*, std::string> landing_target(
   double best_margin = -1e300;
   for (const store::RunRecord& run : db.runs()) {
     if (run.scenario_hash != chosen->hash || run.model_path != model_path) continue;
-    for (const report::CellResult& cell : probe::summarize_run(run, db.pairs(run.id))) {
+    for (const report::CellResult& cell : analysis::summarize_run(run, db.pairs(run.id))) {
       for (const report::ConditionResult& c : cell.conditions) {
         if (c.condition == probe::kSparseGlobal && c.margin.value > best_margin) {
           best_margin = c.margin.value;
@@ -73,6 +76,17 @@ std::pair<const probe::Scenario*, std::string> landing_target(
     }
   }
   return {chosen, best};
+}
+
+// One line per experiment of the report, with the verdict its findings table gives.
+void print_verdicts(const report::ReportData& data) {
+  for (const analysis::CellGroup& group : analysis::experiments(data)) {
+    const analysis::Finding finding = analysis::assess(group);
+    std::printf("verdict: %s on %s: %s (%zu of %zu cells carry the value%s)\n",
+                group.scenario.c_str(), group.model.c_str(), finding.verdict.c_str(),
+                finding.carrying, group.cells.size(),
+                finding.incomplete == nullptr ? "" : "; incomplete, probe --resume continues it");
+  }
 }
 
 void run(const SuiteOptions& options) {
@@ -122,7 +136,7 @@ void run(const SuiteOptions& options) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::fprintf(stderr, "suite finished in %.1f s\n", seconds);
-  write_reports(options.db, options.html, options.markdown);
+  print_verdicts(write_reports(options.db, options.html, options.markdown));
 }
 
 }  // namespace

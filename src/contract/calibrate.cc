@@ -5,8 +5,8 @@
 #include <tuple>
 #include <utility>
 
+#include "analysis/summary.h"
 #include "probe/condition_names.h"
-#include "probe/summary.h"
 #include "util/error.h"
 
 namespace eventkv::contract {
@@ -26,7 +26,8 @@ using Gathered = std::map<std::pair<std::string, std::string>, std::map<std::str
 
 FamilyStats family_stats(const std::string& family, const std::set<std::string>& scenarios,
                          const std::vector<const store::PairRecord*>& pairs, uint64_t seed) {
-  const report::ConditionResult c = probe::summarize_condition(probe::kSparseGlobal, pairs, seed);
+  const report::ConditionResult c =
+      analysis::summarize_condition(probe::kSparseGlobal, pairs, seed);
   FamilyStats stats;
   stats.family = family;
   stats.scenarios.assign(scenarios.begin(), scenarios.end());

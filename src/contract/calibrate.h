@@ -3,7 +3,7 @@
 // hash among scenario files, which name its wording family; per carrier
 // construction and payload type, the sparse-global outcomes of each family
 // (every run, shard and filler distance of the family pooled, each pair
-// once) and of all families together are summarized with probe/summary.h,
+// once) and of all families together are summarized with analysis/summary.h,
 // and the rule decides what is certified.
 #pragma once
 

@@ -9,7 +9,7 @@
 #include <set>
 #include <utility>
 
-#include "probe/stats.h"
+#include "analysis/stats.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/json_fields.h"
@@ -56,7 +56,7 @@ std::string family_verdict(const CertificationRule& rule, const FamilyStats& sta
                         (stats.recovery_low >= rule.min_wilson_lower ? " >= " : " < ") +
                         str_cat(rule.min_wilson_lower);
   // Few pairs cannot certify however they turn out: say so.
-  const double best = probe::wilson_interval(stats.pairs, stats.pairs).low;
+  const double best = analysis::wilson_interval(stats.pairs, stats.pairs).low;
   if (best < rule.min_wilson_lower)
     verdict += " (" + pairs + " reach at most " + fixed3(best) + ")";
   return verdict + ", " + anti +
@@ -110,7 +110,7 @@ FamilyStats read_stats(const JsonFields& f) {
   s.recovery = f.number("recovery", 0.0, 1.0);
   s.recovery_low = f.number("recovery_low", 0.0, 1.0);
   s.recovery_high = f.number("recovery_high", 0.0, 1.0);
-  const probe::Interval wilson = probe::wilson_interval(s.aligned, s.pairs);
+  const analysis::Interval wilson = analysis::wilson_interval(s.aligned, s.pairs);
   const double share = static_cast<double>(s.aligned) / static_cast<double>(s.pairs);
   if (std::abs(s.recovery - share) > kTolerance) f.problem("recovery", "must be aligned / pairs");
   if (std::abs(s.recovery_low - wilson.low) > kTolerance ||

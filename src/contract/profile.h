@@ -63,7 +63,7 @@ struct Profile {
   std::string model_fingerprint;  // hex, as the results database stores it (up to 16 digits)
   std::string eventkv_version;    // git version of the build that wrote it
   CertificationRule rule;
-  // Seeds every margin interval (probe::bootstrap_mean_interval, 2000
+  // Seeds every margin interval (analysis::bootstrap_mean_interval, 2000
   // resamples), so a profile is reproducible from its databases.
   uint64_t bootstrap_seed = 1;
   std::vector<ProfileEntry> entries;  // sorted by payload type, then construction

@@ -1,6 +1,6 @@
 // The names of the five conditions (SPEC section 2), in SPEC order: the probe
-// runs and stores its scores under them, and the report reads them back. Names
-// only, so the report can use them without the probe's computation.
+// runs and stores its scores under them, and the analysis and the report read
+// them back. Names only, so they can use them without the probe's computation.
 #pragma once
 
 #include <array>

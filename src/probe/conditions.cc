@@ -4,7 +4,7 @@
 
 #include "kv/event_batch.h"
 #include "kv/event_kv.h"
-#include "probe/stats.h"
+#include "probe/outcome.h"
 #include "util/error.h"
 #include "util/stopwatch.h"
 

@@ -13,11 +13,8 @@
 // Reference edge X -> Y (tokens of X may not attend to Y while both sides
 // are computed): drop = full - (full computed without the edge).
 //
-// Over many pairs each target is reported as its share of the full margin,
-// sum(shift) / sum(full), with a 95% bootstrap interval over the pairs. The
-// rule (tested in landing_test.cc): an event is a ROOT and an edge a
-// REFERENCE EDGE when its share's interval lies above zero and the share is
-// at least 25%, the pairs' summed full margin being positive.
+// Over many pairs each target's share of the full margin decides whether it
+// is a root or a reference edge: the rule is analysis/landing_summary.h's.
 #pragma once
 
 #include <memory>
@@ -28,7 +25,6 @@
 #include "kv/edge_mask.h"
 #include "kv/engine.h"
 #include "probe/pairs.h"
-#include "report/report_data.h"
 #include "store/results_db.h"
 
 namespace eventkv::probe {
@@ -44,7 +40,7 @@ struct LandingMeasure {
   std::string kind;     // full | event | layer | token | edge
   std::string target;   // "", event id, "id:L3", "id:first 8", "id:4-8", "X->Y"
   double value = 0.0;   // margin, shift or drop
-  std::string outcome;  // aligned | anti | unmoved | other (see stats.h)
+  std::string outcome;  // aligned | anti | unmoved | other (see outcome.h)
 };
 
 // The full margin and every retained event's shift.
@@ -67,24 +63,8 @@ LandingMeasure measure_edge(const TokenizedPair& pair, const std::shared_ptr<kv:
                             const LandingOptions& options, const std::string& from,
                             const std::string& to, double full);
 
-// Targets of `kind` ("event" or "edge") that pass the rule, over the pairs.
-std::vector<std::string> passing_targets(const std::vector<std::vector<LandingMeasure>>& pairs,
-                                         const std::string& kind, uint64_t seed);
-
 // Stored landing rows grouped by pair, in pair order.
 std::vector<std::vector<LandingMeasure>> landing_measures_by_pair(
     const std::vector<store::LandingRow>& rows);
-
-struct LandingEventInfo {
-  std::string id;
-  std::string role;
-  bool is_source = false;
-  std::vector<std::string> pieces;  // the text of each of its tokens
-};
-
-report::LandingMap summarize_landing(const std::string& model, const std::string& scenario,
-                                     const std::vector<LandingEventInfo>& events,
-                                     const std::vector<std::vector<LandingMeasure>>& pairs,
-                                     uint64_t seed);
 
 }  // namespace eventkv::probe

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "analysis/landing_summary.h"
 #include "compute/kernels.h"
 #include "probe/conditions.h"
 #include "probe/landing.h"
@@ -349,9 +350,10 @@ RunOutcome run_landing(const std::shared_ptr<kv::Engine>& engine, const Scenario
     for (const int stage : {1, 2}) {
       const std::set<int64_t> stored = db.stored_landing_pairs(outcome.run_id, stage);
       const std::vector<std::string> roots =
-          stage == 1 ? std::vector<std::string>{}
-                     : passing_targets(landing_measures_by_pair(db.landing_rows(outcome.run_id)),
-                                       "event", scenario.seed);
+          stage == 1
+              ? std::vector<std::string>{}
+              : analysis::passing_targets(landing_measures_by_pair(db.landing_rows(outcome.run_id)),
+                                          "event", scenario.seed);
       if (stage == 2 && roots.empty()) break;
       Progress progress(
           scenario.name + " landing " + (stage == 1 ? "roots" : "depth, tokens, edges"),

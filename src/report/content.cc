@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "analysis/experiments.h"
+#include "analysis/findings.h"
 #include "probe/condition_names.h"
 #include "report/format.h"
 #include "util/error.h"
@@ -53,6 +55,12 @@ const std::string_view kHowToReadLanding =
 
 namespace {
 
+using analysis::CellGroup;
+using analysis::find_condition;
+using analysis::kConstructionSweep;
+using analysis::kDistance;
+using analysis::kPayloadTypes;
+
 constexpr std::string_view kNone = "—";
 
 // "51% [41%, 61%] (51:3)", or "—" without a result.
@@ -74,111 +82,12 @@ std::string invalid_marker(const CellResult& cell) {
   return cell.valid ? "" : " — INVALID";
 }
 
-// A condition moves answers toward the donor: more aligned than anti pairs at
-// sign-test p < 0.05, in a valid cell.
-bool moves_toward_donor(const CellResult& cell, std::string_view condition) {
-  const ConditionResult* result = find_condition(cell, condition);
-  return cell.valid && result != nullptr && result->aligned > result->anti &&
-         result->sign_test_p < 0.05;
-}
-
-bool carries(const CellResult& cell) {
-  return moves_toward_donor(cell, probe::kSparseGlobal);
-}
-
-// The ceiling: with the source in view the model answers with its value. A cell
-// without it cannot show what an evicted source leaves behind.
-bool has_ceiling(const CellResult& cell) {
-  return moves_toward_donor(cell, probe::kVisible);
-}
-
-const CellResult* find_payload(const CellGroup& group, std::string_view payload_type) {
-  const auto match = std::find_if(group.cells.begin(), group.cells.end(), [&](const CellResult* c) {
-    return c->payload_type == payload_type;
-  });
-  return match == group.cells.end() ? nullptr : *match;
-}
-
-// Sparse-global recovery, then margin: how cells rank (a cell without a
-// sparse-global result ranks last).
-std::pair<double, double> sparse_global_score(const CellResult* cell) {
-  const ConditionResult* result = find_condition(*cell, probe::kSparseGlobal);
-  return result == nullptr ? std::pair(-1.0, 0.0)
-                           : std::pair(result->recovery.value, result->margin.value);
-}
-
-bool ranks_below(const CellResult* a, const CellResult* b) {
-  return sparse_global_score(a) < sparse_global_score(b);
-}
-
-const CellResult* best_cell(const CellGroup& group) {
-  return *std::max_element(group.cells.begin(), group.cells.end(), ranks_below);
-}
-
-// The worst cell that has a sparse-global result.
-const CellResult* worst_cell(const CellGroup& group) {
-  const CellResult* worst = best_cell(group);
-  for (const CellResult* cell : group.cells) {
-    if (find_condition(*cell, probe::kSparseGlobal) != nullptr && ranks_below(cell, worst))
-      worst = cell;
-  }
-  return worst;
-}
-
-// The paper's shape per experiment (see kHowToReadFindings).
-std::string paper_shape(const CellGroup& group, size_t carrying) {
-  const std::string_view suite = group.cells.front()->suite;
-  if (suite == kPayloadTypes) {
-    const CellResult* binary = find_payload(group, "binary");
-    const CellResult* three_digits = find_payload(group, "integer-3");
-    if (binary == nullptr || three_digits == nullptr)
-      return "not tested (needs binary and integer-3)";
-    return carries(*binary) && !carries(*three_digits) ? "reproduced" : "not reproduced";
-  }
-  if (suite == kConstructionSweep) {
-    const ConditionResult* best = find_condition(*best_cell(group), probe::kSparseGlobal);
-    const ConditionResult* worst = find_condition(*worst_cell(group), probe::kSparseGlobal);
-    const bool spread =
-        best != nullptr && worst != nullptr && best->recovery.low > worst->recovery.high;
-    return carrying > 0 && spread ? "reproduced" : "not reproduced";
-  }
-  return carrying > 0 ? "reproduced" : "not reproduced";
-}
-
-// Whether the experiment can show its finding on this model: the cells the
-// verdict rests on (binary payloads, or any cell elsewhere) have a ceiling.
-bool testable(const CellGroup& group) {
-  if (group.cells.front()->suite == kPayloadTypes) {
-    const CellResult* binary = find_payload(group, "binary");
-    return binary == nullptr || has_ceiling(*binary);
-  }
-  return std::any_of(group.cells.begin(), group.cells.end(),
-                     [](const CellResult* c) { return has_ceiling(*c); });
-}
-
-std::string verdict(const CellGroup& group, size_t carrying) {
-  std::string shape = paper_shape(group, carrying);
-  if (shape == "not reproduced" && !testable(group))
-    return "not testable (visible does not move answers)";
-  return shape;
-}
-
-// Pairs a cell lacks while its run is unfinished (every condition is scored on the same pairs).
-int64_t missing_pairs(const CellResult* cell) {
-  return cell->conditions.empty() ? 0 : cell->planned_pairs - cell->conditions.front().pairs;
-}
-
-bool lacks_fewer_pairs(const CellResult* a, const CellResult* b) {
-  return missing_pairs(a) < missing_pairs(b);
-}
-
 // " (incomplete: distance 0 has 57 of 200 pairs)" for the cell furthest from its planned
 // pairs, or "" when every cell has them: the verdict rests on the pairs stored so far. The
 // cell is named because the verdict may rest on other, finished cells.
-std::string incomplete_note(const CellGroup& group) {
-  const CellResult* least =
-      *std::max_element(group.cells.begin(), group.cells.end(), lacks_fewer_pairs);
-  if (missing_pairs(least) <= 0) return "";
+std::string incomplete_note(const analysis::Finding& finding) {
+  const CellResult* least = finding.incomplete;
+  if (least == nullptr) return "";
   const std::string setting = setting_label(*least);
   return " (incomplete: " + (setting.empty() ? "" : setting + " has ") +
          std::to_string(least->conditions.front().pairs) + " of " +
@@ -210,19 +119,17 @@ Table findings_table(const std::vector<CellGroup>& groups) {
       "model",  "experiment", "the paper", "cells carrying the value", "best cell (sparse-global)",
       "verdict"};
   for (const CellGroup& group : groups) {
-    const size_t carrying = static_cast<size_t>(std::count_if(
-        group.cells.begin(), group.cells.end(), [](const CellResult* c) { return carries(*c); }));
-    const CellResult& best = *best_cell(group);
-    const ConditionResult* result = find_condition(best, probe::kSparseGlobal);
-    const std::string setting = setting_label(best);
-    const std::string incomplete = incomplete_note(group);
-    table.rows.push_back({group.model, group.scenario, group.finding,
-                          std::to_string(carrying) + " of " + std::to_string(group.cells.size()),
-                          result == nullptr
-                              ? std::string(kNone)
-                              : (setting.empty() ? "" : setting + ": ") + recovery_cell(result) +
-                                    ", p = " + format_p_value(result->sign_test_p),
-                          verdict(group, carrying) + incomplete});
+    const analysis::Finding finding = analysis::assess(group);
+    const ConditionResult* result = find_condition(*finding.best, probe::kSparseGlobal);
+    const std::string setting = setting_label(*finding.best);
+    const std::string incomplete = incomplete_note(finding);
+    table.rows.push_back(
+        {group.model, group.scenario, group.finding,
+         std::to_string(finding.carrying) + " of " + std::to_string(group.cells.size()),
+         result == nullptr ? std::string(kNone)
+                           : (setting.empty() ? "" : setting + ": ") + recovery_cell(result) +
+                                 ", p = " + format_p_value(result->sign_test_p),
+         finding.verdict + incomplete});
     table.flagged.push_back(!incomplete.empty());
   }
   return table;
@@ -257,8 +164,8 @@ std::string sweep_sentence(const CellGroup& group) {
       group.cells.begin(), group.cells.end(),
       [](const CellResult* c) { return find_condition(*c, probe::kSparseGlobal) != nullptr; }));
   if (measured < 2) return "";
-  const CellResult& worst = *worst_cell(group);
-  const CellResult& best = *best_cell(group);
+  const CellResult& worst = *analysis::worst_cell(group);
+  const CellResult& best = *analysis::best_cell(group);
   return "sparse-global recovery ranged from " +
          format_estimate(find_condition(worst, probe::kSparseGlobal)->recovery) + " (" +
          setting_label(worst) + ") to " +

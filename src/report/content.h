@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/experiments.h"
 #include "report/report_data.h"
 #include "report/sections.h"
 
@@ -34,7 +35,7 @@ std::string invalid_sentence(const CellResult& cell);
 
 // The spread of a sweep: "sparse-global recovery ranged from 6% (ok) to 51% (noted) across 12
 // constructions." Empty when fewer than two of its cells have a sparse-global result.
-std::string sweep_sentence(const CellGroup& group);
+std::string sweep_sentence(const analysis::CellGroup& group);
 
 // "Roots: carrier. Reference edges: carrier → src (45% [30%, 60%])."
 std::string landing_sentence(const LandingMap& map);
@@ -46,17 +47,18 @@ std::string token_sentence(const LandingMap& map);
 Table condition_table(const CellResult& cell);
 
 // What reproduced: per experiment and model, the cells where sparse-global
-// carried the value, the best cell, and the verdict against the paper's shape.
-Table findings_table(const std::vector<CellGroup>& groups);
+// carried the value, the best cell, and the verdict against the paper's shape
+// (analysis/findings.h).
+Table findings_table(const std::vector<analysis::CellGroup>& groups);
 
 // The paper's aligned:anti table: one row per cell, one column per condition.
-Table aligned_anti_table(const std::vector<CellGroup>& groups);
+Table aligned_anti_table(const std::vector<analysis::CellGroup>& groups);
 
 // A construction sweep's cells ranked by sparse-global recovery.
-Table ranking_table(const CellGroup& group);
+Table ranking_table(const analysis::CellGroup& group);
 
 // A payload or distance sweep: one row per setting, recovery per condition.
-Table curve_table(const CellGroup& group);
+Table curve_table(const analysis::CellGroup& group);
 
 Table comparison_table(const ModelComparison& comparison);
 

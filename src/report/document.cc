@@ -1,5 +1,6 @@
 #include "report/document.h"
 
+#include "analysis/experiments.h"
 #include "probe/condition_names.h"
 #include "report/landing_charts.h"
 #include "report/report_charts.h"
@@ -8,6 +9,14 @@
 namespace eventkv::report {
 
 namespace {
+
+using analysis::CellGroup;
+using analysis::find_condition;
+using analysis::kConstructionSweep;
+using analysis::kDistance;
+using analysis::kPayloadTypes;
+using analysis::single_cell_groups;
+using analysis::sweep_groups;
 
 void add(std::vector<Block>& blocks, BlockKind kind, std::string text) {
   Block& block = blocks.emplace_back();
@@ -53,11 +62,7 @@ void add_group_heading(std::vector<Block>& blocks, const CellGroup& group) {
 }
 
 void add_findings(std::vector<Block>& blocks, const ReportData& data) {
-  std::vector<CellGroup> groups = single_cell_groups(data);
-  for (const std::string_view suite : kSweepSuites) {
-    const std::vector<CellGroup> sweeps = sweep_groups(data, suite);
-    groups.insert(groups.end(), sweeps.begin(), sweeps.end());
-  }
+  const std::vector<CellGroup> groups = analysis::experiments(data);
   if (groups.empty()) return;
   add_section(blocks, "findings", "What reproduced");
   add(blocks, BlockKind::kParagraph, std::string(kHowToReadFindings));

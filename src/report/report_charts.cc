@@ -11,6 +11,9 @@ namespace eventkv::report {
 
 namespace {
 
+using analysis::CellGroup;
+using analysis::find_condition;
+
 constexpr std::string_view kRecoveryAxis = "recovery: share of pairs donor-aligned";
 
 std::string invalid_alert(const std::vector<const CellResult*>& cells) {
@@ -71,7 +74,7 @@ std::string ranking_chart(const CellGroup& group) {
 }
 
 std::string curve_chart(const CellGroup& group) {
-  const bool distance = group.cells.front()->suite == kDistance;
+  const bool distance = group.cells.front()->suite == analysis::kDistance;
   SeriesChart chart;
   chart.heading = {
       (distance ? "Distance · " : "Payload types · ") + group.model + " · " + group.scenario,

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "analysis/experiments.h"
 #include "report/report_data.h"
 #include "report/sections.h"
 
@@ -15,10 +16,10 @@ std::string condition_chart(const CellResult& cell);
 
 // A construction sweep's sparse-global recovery, best first, with the pooled
 // no-carrier recovery as a reference line.
-std::string ranking_chart(const CellGroup& group);
+std::string ranking_chart(const analysis::CellGroup& group);
 
 // A payload or distance sweep: recovery of each condition over the settings.
-std::string curve_chart(const CellGroup& group);
+std::string curve_chart(const analysis::CellGroup& group);
 
 // The same scenario on several models, one bar per model.
 std::string comparison_chart(const ModelComparison& comparison);

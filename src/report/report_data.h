@@ -1,6 +1,6 @@
-// What a report shows, already computed: the results store fills this from
-// the database, and the renderers (html.h, markdown.h) turn it into a page.
-// Plain data, no behaviour.
+// What a report shows, already computed: the analysis fills this from the
+// results database (analysis/summary.h), and the renderers (html.h,
+// markdown.h) turn it into a page. Plain data, no behaviour.
 #pragma once
 
 #include <cstdint>

@@ -3,74 +3,21 @@
 #include <algorithm>
 #include <tuple>
 
+#include "analysis/experiments.h"
 #include "probe/condition_names.h"
 
 namespace eventkv::report {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kPayloadOrder = {"binary",    "categorical", "integer-1",
-                                                           "integer-2", "integer-3",   "name"};
-
-bool is_sweep(std::string_view suite) {
-  return std::find(kSweepSuites.begin(), kSweepSuites.end(), suite) != kSweepSuites.end();
-}
-
-size_t payload_rank(std::string_view payload_type) {
-  return static_cast<size_t>(std::find(kPayloadOrder.begin(), kPayloadOrder.end(), payload_type) -
-                             kPayloadOrder.begin());
-}
-
-double sparse_global_recovery(const CellResult& cell) {
-  const ConditionResult* result = find_condition(cell, probe::kSparseGlobal);
-  return result != nullptr ? result->recovery.value : -1.0;
-}
-
-// The order of a sweep's settings on an axis; constructions by name.
-bool setting_before(const CellResult& a, const CellResult& b) {
-  if (a.suite == kPayloadTypes) {
-    return std::tuple(payload_rank(a.payload_type), a.payload_type) <
-           std::tuple(payload_rank(b.payload_type), b.payload_type);
-  }
-  if (a.suite == kDistance) return a.distance < b.distance;
-  return a.construction < b.construction;
-}
-
-// The order of a sweep group's cells: constructions are ranked.
-bool shown_before(const CellResult& a, const CellResult& b) {
-  if (a.suite != kConstructionSweep) return setting_before(a, b);
-  return std::tuple(-sparse_global_recovery(a), a.construction) <
-         std::tuple(-sparse_global_recovery(b), b.construction);
-}
-
-// The payload types are one scenario file each but one curve: they are
-// grouped under the suite's name.
-std::string group_scenario(const CellResult& cell) {
-  return cell.suite == kPayloadTypes ? std::string(kPayloadTypes) : cell.scenario;
-}
-
-std::string group_finding(const CellResult& cell) {
-  return cell.suite == kPayloadTypes
-             ? "What kinds of value land (paper: binary states land, 3-digit numbers do not)."
-             : cell.finding;
-}
-
-template <typename Keep>
-std::vector<CellGroup> group_by_model_and_scenario(const ReportData& data, Keep keep) {
-  std::vector<CellGroup> groups;
-  for (const CellResult& cell : data.cells) {
-    if (!keep(cell)) continue;
-    auto group = std::find_if(groups.begin(), groups.end(), [&](const CellGroup& g) {
-      return g.model == cell.model && g.scenario == group_scenario(cell);
-    });
-    if (group == groups.end()) {
-      groups.push_back(CellGroup{cell.model, group_scenario(cell), group_finding(cell), {}});
-      group = groups.end() - 1;
-    }
-    group->cells.push_back(&cell);
-  }
-  return groups;
-}
+using analysis::find_condition;
+using analysis::group_finding;
+using analysis::group_scenario;
+using analysis::kConstructionSweep;
+using analysis::kDistance;
+using analysis::kPayloadTypes;
+using analysis::kSweepSuites;
+using analysis::setting_before;
 
 // The first cell of each model among `cells`, models in first-seen order.
 std::vector<const CellResult*> first_cell_per_model(const std::vector<const CellResult*>& cells) {
@@ -157,13 +104,6 @@ std::vector<std::vector<const CellResult*>> group_cells(const std::vector<const 
 
 }  // namespace
 
-const ConditionResult* find_condition(const CellResult& cell, std::string_view condition) {
-  for (const ConditionResult& result : cell.conditions) {
-    if (result.condition == condition) return &result;
-  }
-  return nullptr;
-}
-
 std::vector<std::string> condition_names(const std::vector<const CellResult*>& cells) {
   std::vector<std::string> known;
   std::vector<std::string> others;
@@ -209,25 +149,10 @@ std::string cell_label(const CellResult& cell) {
   return setting.empty() ? cell.scenario : cell.scenario + " (" + setting + ")";
 }
 
-std::vector<CellGroup> single_cell_groups(const ReportData& data) {
-  return group_by_model_and_scenario(data,
-                                     [](const CellResult& cell) { return !is_sweep(cell.suite); });
-}
-
-std::vector<CellGroup> sweep_groups(const ReportData& data, std::string_view suite) {
-  std::vector<CellGroup> groups = group_by_model_and_scenario(
-      data, [&](const CellResult& cell) { return cell.suite == suite; });
-  for (CellGroup& group : groups) {
-    std::stable_sort(group.cells.begin(), group.cells.end(),
-                     [](const CellResult* a, const CellResult* b) { return shown_before(*a, *b); });
-  }
-  return groups;
-}
-
 std::vector<ModelComparison> model_comparisons(const ReportData& data) {
   std::vector<const CellResult*> single;
   for (const CellResult& cell : data.cells) {
-    if (!is_sweep(cell.suite)) single.push_back(&cell);
+    if (!analysis::is_sweep(cell.suite)) single.push_back(&cell);
   }
   std::vector<ModelComparison> comparisons;
   const auto single_key = [](const CellResult& cell) {

@@ -1,9 +1,9 @@
-// Which cells of a report go in which section, grouped and ordered. Both
-// renderers use these, so the HTML page and the markdown document always show
-// the same results in the same order.
+// Which cells of a report go in which section, grouped and ordered (the
+// experiments themselves are analysis/experiments.h's). Both renderers use
+// these, so the HTML page and the markdown document always show the same
+// results in the same order.
 #pragma once
 
-#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,16 +11,6 @@
 #include "report/report_data.h"
 
 namespace eventkv::report {
-
-// Suites that sweep one setting of a scenario; every other suite is shown cell by cell.
-inline constexpr std::string_view kConstructionSweep = "construction-sweep";
-inline constexpr std::string_view kPayloadTypes = "payload-types";
-inline constexpr std::string_view kDistance = "distance";
-inline constexpr std::array<std::string_view, 3> kSweepSuites = {kConstructionSweep, kPayloadTypes,
-                                                                 kDistance};
-
-// The cell's result for a condition, or nullptr.
-const ConditionResult* find_condition(const CellResult& cell, std::string_view condition);
 
 // The conditions these cells report: the five in SPEC order, then any other
 // in first-seen order.
@@ -35,23 +25,6 @@ std::string setting_value(const CellResult& cell);
 
 // "scenario (setting)" or "scenario".
 std::string cell_label(const CellResult& cell);
-
-// Cells of one model and one scenario, in the order their section shows them.
-struct CellGroup {
-  std::string model;
-  std::string scenario;
-  std::string finding;
-  std::vector<const CellResult*> cells;
-};
-
-// Cells of the suites that sweep nothing, grouped by (model, scenario) in the
-// order they first appear.
-std::vector<CellGroup> single_cell_groups(const ReportData& data);
-
-// Cells of a sweep suite grouped by (model, scenario): constructions ranked by
-// sparse-global recovery (best first), payload types in SPEC order, distances
-// ascending.
-std::vector<CellGroup> sweep_groups(const ReportData& data, std::string_view suite);
 
 // One model's result in a comparison; both null where the model has no such cell.
 struct ComparedResult {

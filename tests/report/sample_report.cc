@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "analysis/stats.h"
 #include "probe/condition_names.h"
-#include "probe/stats.h"
 
 namespace eventkv::testing {
 
@@ -190,10 +190,10 @@ report::ConditionResult sample_condition(const std::string& condition, int64_t p
   result.anti = anti;
   result.unmoved = unmoved;
   result.other = pairs - aligned - anti - unmoved;
-  const probe::Interval interval = probe::wilson_interval(aligned, pairs);
+  const analysis::Interval interval = analysis::wilson_interval(aligned, pairs);
   result.recovery = {static_cast<double>(aligned) / static_cast<double>(pairs), interval.low,
                      interval.high};
-  result.sign_test_p = probe::sign_test_p(aligned, aligned + anti);
+  result.sign_test_p = analysis::sign_test_p(aligned, aligned + anti);
   result.margin = {margin, margin - 0.3, margin + 0.3};
   return result;
 }

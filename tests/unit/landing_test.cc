@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "analysis/landing_summary.h"
 #include "model/test_model.h"
 #include "probe/landing.h"
 #include "probe/scenario.h"
@@ -16,6 +17,10 @@
 
 namespace eventkv::probe {
 namespace {
+
+using analysis::LandingEventInfo;
+using analysis::passing_targets;
+using analysis::summarize_landing;
 
 Scenario tiny_scenario() {
   std::ifstream in(testing::fixture_path("scenarios/tiny.json"));

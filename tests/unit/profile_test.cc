@@ -13,7 +13,7 @@
 
 #include <unistd.h>
 
-#include "probe/stats.h"
+#include "analysis/stats.h"
 #include "test_support.h"
 #include "util/error.h"
 
@@ -31,7 +31,7 @@ FamilyStats stats(const std::string& family, int64_t pairs, int64_t aligned, int
   s.anti = anti;
   s.unmoved = pairs - aligned - anti;
   s.recovery = static_cast<double>(aligned) / static_cast<double>(pairs);
-  const probe::Interval wilson = probe::wilson_interval(aligned, pairs);
+  const analysis::Interval wilson = analysis::wilson_interval(aligned, pairs);
   s.recovery_low = wilson.low;
   s.recovery_high = wilson.high;
   s.margin = 0.25;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/experiments.h"
 #include "probe/condition_names.h"
 #include "report/charts.h"
 #include "report/content.h"
@@ -22,6 +23,14 @@
 namespace eventkv::report {
 namespace {
 
+using analysis::CellGroup;
+using analysis::find_condition;
+using analysis::kConstructionSweep;
+using analysis::kDistance;
+using analysis::kPayloadTypes;
+using analysis::kSweepSuites;
+using analysis::single_cell_groups;
+using analysis::sweep_groups;
 using testing::sample_condition;
 using testing::sample_report;
 

@@ -5,12 +5,20 @@
 #include <limits>
 #include <vector>
 
-#include "probe/stats.h"
-#include "probe/summary.h"
+#include "analysis/stats.h"
+#include "analysis/summary.h"
+#include "probe/outcome.h"
 #include "util/error.h"
 
 namespace eventkv::probe {
 namespace {
+
+using analysis::bootstrap_mean_interval;
+using analysis::Interval;
+using analysis::mean;
+using analysis::sign_test_p;
+using analysis::summarize_condition;
+using analysis::wilson_interval;
 
 TEST(Stats, ClassifiesPairs) {
   EXPECT_EQ(classify(0, 1, 0, 1), Outcome::kAligned);

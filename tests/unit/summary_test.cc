@@ -1,10 +1,10 @@
-#include "probe/summary.h"
+#include "analysis/summary.h"
 
 #include <gtest/gtest.h>
 
 #include "store/results_db.h"
 
-namespace eventkv::probe {
+namespace eventkv::analysis {
 namespace {
 
 store::RunRecord timed_run(const std::string& started, const std::string& finished,
@@ -27,4 +27,4 @@ TEST(RunInfo, MarksARunWhoseSpanExceedsItsWallTime) {
 }
 
 }  // namespace
-}  // namespace eventkv::probe
+}  // namespace eventkv::analysis

@@ -1,8 +1,8 @@
-// The statistics of donor-pair experiments (SPEC section 2): outcome of a
-// pair, Wilson interval, two-sided sign test and a seeded bootstrap interval.
+// The outcome of a donor pair (SPEC section 2): each side's answer, the pair's
+// label and its paired logit margin, as the probe labels pairs while measuring.
+// The statistics over many pairs are analysis/stats.h.
 #pragma once
 
-#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -46,29 +46,5 @@ Outcome label(const Answer& a, const Answer& b, int value_a, int value_b);
 // A-served side prefers A's value over B's than the B-served side does.
 double paired_margin(const std::vector<double>& a, const std::vector<double>& b, int value_a,
                      int value_b);
-
-struct Interval {
-  double low = 0.0;
-  double high = 0.0;
-};
-
-// 95% Wilson score interval of k successes in n trials (n > 0).
-Interval wilson_interval(int64_t k, int64_t n, double z = 1.959963984540054);
-
-// Two-sided exact binomial test of k successes in n trials against p = 1/2;
-// 1 when n = 0.
-double sign_test_p(int64_t k, int64_t n);
-
-// Percentile bootstrap interval of the mean (95%, `resamples` draws, seeded).
-Interval bootstrap_mean_interval(const std::vector<double>& values, uint64_t seed,
-                                 int resamples = 2000);
-
-double mean(const std::vector<double>& values);
-
-// Percentile bootstrap interval (95%, seeded) of sum(numerators) /
-// sum(denominators) over paired values, resampling the pairs.
-Interval bootstrap_ratio_interval(const std::vector<double>& numerators,
-                                  const std::vector<double>& denominators, uint64_t seed,
-                                  int resamples = 2000);
 
 }  // namespace eventkv::probe

@@ -1,4 +1,4 @@
-#include "probe/summary.h"
+#include "analysis/summary.h"
 
 #include <algorithm>
 #include <map>
@@ -7,13 +7,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/landing_summary.h"
+#include "analysis/stats.h"
 #include "probe/condition_names.h"
 #include "probe/landing.h"
-#include "probe/stats.h"
+#include "probe/outcome.h"
 #include "store/results_db.h"
 
-namespace eventkv::probe {
+namespace eventkv::analysis {
 namespace {
+
+using probe::Answer;
+using probe::Outcome;
 
 // A run's wall time sums its stretches of computing; when its start-to-finish
 // span is longer by more than a minute, it was stopped and resumed.
@@ -40,12 +45,12 @@ report::ConditionResult summarize_condition(std::string_view condition,
     const std::vector<double>& a = it->second.first.log_probs;
     const std::vector<double>& b = it->second.second.log_probs;
     ++result.pairs;
-    const Answer answer_a = answer_of(a);
-    const Answer answer_b = answer_of(b);
+    const Answer answer_a = probe::answer_of(a);
+    const Answer answer_b = probe::answer_of(b);
     const int pa = answer_a.candidate;
     const int pb = answer_b.candidate;
-    const Outcome outcome = label(answer_a, answer_b, pair->value_a, pair->value_b);
-    if (outcome != Outcome::kTie && std::min(answer_a.lead, answer_b.lead) < kNearTieFloor)
+    const Outcome outcome = probe::label(answer_a, answer_b, pair->value_a, pair->value_b);
+    if (outcome != Outcome::kTie && std::min(answer_a.lead, answer_b.lead) < probe::kNearTieFloor)
       ++result.near_tie_floor;
     switch (outcome) {
       case Outcome::kAligned:
@@ -64,9 +69,9 @@ report::ConditionResult summarize_condition(std::string_view condition,
         ++result.ties;
         break;
     }
-    correct_sides += (pa == pair->value_a && answer_a.lead >= kTieFloor ? 1 : 0) +
-                     (pb == pair->value_b && answer_b.lead >= kTieFloor ? 1 : 0);
-    margins.push_back(paired_margin(a, b, pair->value_a, pair->value_b));
+    correct_sides += (pa == pair->value_a && answer_a.lead >= probe::kTieFloor ? 1 : 0) +
+                     (pb == pair->value_b && answer_b.lead >= probe::kTieFloor ? 1 : 0);
+    margins.push_back(probe::paired_margin(a, b, pair->value_a, pair->value_b));
   }
   if (result.pairs == 0) return result;
   const Interval recovery = wilson_interval(result.aligned, result.pairs);
@@ -75,7 +80,7 @@ report::ConditionResult summarize_condition(std::string_view condition,
   result.sign_test_p = sign_test_p(result.aligned, result.aligned + result.anti);
   const Interval margin = bootstrap_mean_interval(margins, seed);
   result.margin = {mean(margins), margin.low, margin.high};
-  if (condition == kVisible || condition == kRecord) {
+  if (condition == probe::kVisible || condition == probe::kRecord) {
     const Interval accuracy = wilson_interval(correct_sides, 2 * result.pairs);
     result.accuracy =
         report::Estimate{static_cast<double>(correct_sides) / static_cast<double>(2 * result.pairs),
@@ -110,10 +115,10 @@ std::vector<report::CellResult> summarize_run(const store::RunRecord& run,
     cell.payload_type = run.payload_type;
     cell.distance = key.second;
     cell.planned_pairs = run.n_pairs;
-    for (const std::string_view condition : kConditions) {
+    for (const std::string_view condition : probe::kConditions) {
       cell.conditions.push_back(summarize_condition(condition, cell_pairs, run.seed));
       const report::ConditionResult& c = cell.conditions.back();
-      if (condition == kSparseLocal && (c.aligned > 0 || c.anti > 0)) cell.valid = false;
+      if (condition == probe::kSparseLocal && (c.aligned > 0 || c.anti > 0)) cell.valid = false;
     }
     cells.push_back(std::move(cell));
   }
@@ -166,9 +171,9 @@ report::ReportData collect_report(store::ResultsDb& db) {
     }
     data.landing.push_back(
         summarize_landing(run.model_name, run.scenario_name + " / " + run.construction, events,
-                          landing_measures_by_pair(db.landing_rows(run.id)), run.seed));
+                          probe::landing_measures_by_pair(db.landing_rows(run.id)), run.seed));
   }
   return data;
 }
 
-}  // namespace eventkv::probe
+}  // namespace eventkv::analysis

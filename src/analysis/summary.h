@@ -11,7 +11,7 @@
 #include "report/report_data.h"
 #include "store/results_db.h"
 
-namespace eventkv::probe {
+namespace eventkv::analysis {
 
 // One condition's statistics over `pairs` (those lacking the condition are
 // skipped); `seed` seeds the margin's bootstrap interval.
@@ -30,4 +30,4 @@ report::RunInfo run_info(const store::RunRecord& run);
 // (shards included) pooled.
 report::ReportData collect_report(store::ResultsDb& db);
 
-}  // namespace eventkv::probe
+}  // namespace eventkv::analysis
