@@ -42,7 +42,7 @@ TokenizerSummary summarize_tokenizer(const gguf::GgufFile& file) {
 json config_json(const model::ModelConfig& c) {
   int64_t n_local = 0;
   for (int64_t il = 0; il < c.n_layer; ++il) n_local += c.is_local_layer(il) ? 1 : 0;
-  return json{
+  json fields{
       {"architecture", model::arch_name(c.arch)},
       {"name", c.name},
       {"n_vocab", c.n_vocab},
@@ -70,6 +70,13 @@ json config_json(const model::ModelConfig& c) {
       {"n_local_layers", n_local},
       {"rope_freq_base_local", c.rope_freq_base_local},
       {"tied_output", c.tied_output}};
+  if (c.rope_yarn) {
+    fields["rope_yarn_orig_ctx"] = c.rope_n_ctx_orig;
+    fields["rope_yarn_beta_fast"] = c.rope_yarn_beta_fast;
+    fields["rope_yarn_beta_slow"] = c.rope_yarn_beta_slow;
+    fields["rope_mscale"] = c.rope_mscale;
+  }
+  return fields;
 }
 
 json shape_json(const gguf::TensorInfo& t) {

@@ -18,6 +18,7 @@ struct MakeTestModelOptions {
   std::string name;
   std::string tokenizer = "byte-level";
   std::string pre = "default";
+  float yarn = 0.0f;
   bool type_zoo = false;
   std::string out;
 };
@@ -44,6 +45,9 @@ void add_make_test_model_command(CLI::App& app) {
                   "general.name (e.g. to label a llama-arch file as Mistral)");
   cmd->add_option("--tokenizer", options->tokenizer, "byte-level (default), bpe or spm");
   cmd->add_option("--pre", options->pre, "tokenizer.ggml.pre of a BPE tokenizer (default)");
+  cmd->add_option("--yarn", options->yarn,
+                  "YaRN rope scaling by this factor over 128 original positions (default: none)")
+      ->check(CLI::Range(1.0f, 64.0f));
   cmd->add_flag("--type-zoo", options->type_zoo,
                 "write one small tensor of every supported type instead");
   cmd->add_option("-o,--output", options->out, "output file")->required();
@@ -61,6 +65,7 @@ void add_make_test_model_command(CLI::App& app) {
       spec.name = options->name;
       spec.tokenizer = model::parse_test_tokenizer(options->tokenizer);
       spec.pre = options->pre;
+      spec.yarn_factor = options->yarn;
       model::build_test_model(spec).write(options->out);
     }
     std::cout << "wrote " << options->out << "\n";

@@ -1,8 +1,22 @@
 #include "compute/rope.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace eventkv::compute {
+
+namespace {
+
+// The pair index (fractional) whose frequency turns `rotations` times over
+// `n_ctx_orig` positions (YaRN's correction dimension, as llama.cpp computes it).
+float correction_dim(int64_t n_rot, int64_t n_ctx_orig, float rotations, float base) {
+  constexpr float kPi = 3.14159265358979323846f;
+  return static_cast<float>(n_rot) *
+         std::log(static_cast<float>(n_ctx_orig) / (rotations * 2.0f * kPi)) /
+         (2.0f * std::log(base));
+}
+
+}  // namespace
 
 RopeParams rope_params(const model::ModelConfig& config, bool local) {
   RopeParams p;
@@ -11,7 +25,22 @@ RopeParams rope_params(const model::ModelConfig& config, bool local) {
   p.n_rot = config.n_rot;
   p.freq_base = local ? config.rope_freq_base_local : config.rope_freq_base;
   p.freq_scale = local ? 1.0f : config.rope_freq_scale;
+  if (config.rope_yarn && !local) {
+    p.yarn = true;
+    const float low = std::floor(correction_dim(config.n_rot, config.rope_n_ctx_orig,
+                                                config.rope_yarn_beta_fast, p.freq_base));
+    const float high = std::ceil(correction_dim(config.n_rot, config.rope_n_ctx_orig,
+                                                config.rope_yarn_beta_slow, p.freq_base));
+    p.yarn_low = std::max(0.0f, low);
+    p.yarn_high = std::min(static_cast<float>(config.n_rot - 1), high);
+    p.mscale = config.rope_mscale;
+  }
   return p;
+}
+
+RopeParams rotation_only(RopeParams params) {
+  params.mscale = 1.0f;
+  return params;
 }
 
 RopeParams layer_rope(const model::ModelConfig& config, int64_t il) {
@@ -27,10 +56,19 @@ RopeTable make_rope_table(const RopeParams& params, const int32_t* positions, in
     const double inv_freq =
         std::pow(static_cast<double>(params.freq_base),
                  -2.0 * static_cast<double>(i) / static_cast<double>(params.n_rot));
+    // YaRN: the share of the unscaled angle (1 below yarn_low, 0 above yarn_high).
+    double unscaled = 0.0;
+    if (params.yarn) {
+      const double ramp = (static_cast<double>(i) - params.yarn_low) /
+                          std::max(0.001, static_cast<double>(params.yarn_high - params.yarn_low));
+      unscaled = 1.0 - std::clamp(ramp, 0.0, 1.0);
+    }
     for (int64_t p = 0; p < n_positions; ++p) {
-      const double theta = static_cast<double>(positions[p]) * params.freq_scale * inv_freq;
-      table.cos[p * half + i] = static_cast<float>(std::cos(theta));
-      table.sin[p * half + i] = static_cast<float>(std::sin(theta));
+      double theta = static_cast<double>(positions[p]) * params.freq_scale * inv_freq;
+      if (params.yarn)
+        theta = theta * (1.0 - unscaled) + static_cast<double>(positions[p]) * inv_freq * unscaled;
+      table.cos[p * half + i] = static_cast<float>(std::cos(theta) * params.mscale);
+      table.sin[p * half + i] = static_cast<float>(std::sin(theta) * params.mscale);
     }
   }
   return table;

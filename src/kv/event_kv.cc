@@ -199,7 +199,7 @@ void EventKV::reposition() {
     if (delta == 0) continue;
     own_cell(static_cast<int32_t>(s));
     for (int64_t il = 0; il < c.n_layer; ++il) {
-      const compute::RopeParams rope = compute::layer_rope(c, il);
+      const compute::RopeParams rope = compute::rotation_only(compute::layer_rope(c, il));
       const compute::RopeTable table = compute::make_rope_table(rope, &delta, 1);
       storage.read_k(il, slot.cell, 0, c.kv_dim(), row.data());
       compute::apply_rope(rope, table, 0, row.data(), c.n_head_kv, c.head_dim);

@@ -83,6 +83,30 @@ Arch parse_arch(const gguf::GgufFile& file) {
        "' (eventkv supports llama, qwen2, qwen3, gemma3)");
 }
 
+// YaRN's keys as llama.cpp reads them, and its magnitude scale as
+// transformers computes it: 0.1 ln(factor) + 1, divided by the same with
+// yarn_log_multiplier as its slope when that is given, times attn_factor.
+void read_yarn(const gguf::GgufFile& file, const ArchKeys& keys, float factor,
+               ModelConfig& config) {
+  config.rope_yarn = true;
+  config.rope_n_ctx_orig =
+      keys.get_int("rope.scaling.original_context_length").value_or(config.n_ctx_train);
+  config.rope_yarn_beta_fast = keys.get_float("rope.scaling.yarn_beta_fast").value_or(32.0f);
+  config.rope_yarn_beta_slow = keys.get_float("rope.scaling.yarn_beta_slow").value_or(1.0f);
+  if (config.rope_n_ctx_orig <= 0 || !(factor >= 1.0f)) {
+    fail(file.name(), ": YaRN needs a positive original context length and a factor >= 1");
+  }
+  const auto mscale = [factor](float slope) {
+    return factor <= 1.0f ? 1.0f : 0.1f * slope * std::log(factor) + 1.0f;
+  };
+  const float log_multiplier = keys.get_float("rope.scaling.yarn_log_multiplier").value_or(0.0f);
+  config.rope_mscale =
+      log_multiplier != 0.0f ? mscale(1.0f) / mscale(log_multiplier) : mscale(1.0f);
+  config.rope_mscale *= keys.get_float("rope.scaling.attn_factor").value_or(1.0f);
+  if (!std::isfinite(config.rope_mscale) || config.rope_mscale <= 0.0f)
+    fail(file.name(), ": YaRN's attention scale must be positive and finite");
+}
+
 void read_common(const gguf::GgufFile& file, const ArchKeys& keys, ModelConfig& config) {
   config.name = file.get_string("general.name").value_or("");
   config.n_ctx_train = keys.require_int("context_length");
@@ -102,10 +126,11 @@ void read_common(const gguf::GgufFile& file, const ArchKeys& keys, ModelConfig& 
   float factor = keys.get_float("rope.scaling.factor").value_or(0.0f);
   if (factor == 0.0f) factor = keys.get_float("rope.scale_linear").value_or(1.0f);
   const std::string scaling = file.get_string(keys.key("rope.scaling.type")).value_or("linear");
-  if (scaling != "none" && scaling != "linear") {
-    fail(file.name(), ": rope scaling type '", scaling, "' is not supported (none, linear)");
+  if (scaling != "none" && scaling != "linear" && scaling != "yarn") {
+    fail(file.name(), ": rope scaling type '", scaling, "' is not supported (none, linear, yarn)");
   }
   config.rope_freq_scale = scaling == "none" ? 1.0f : 1.0f / factor;
+  if (scaling == "yarn") read_yarn(file, keys, factor, config);
   config.attention_scale = 1.0f / std::sqrt(static_cast<float>(config.head_dim));
   config.layer_is_local.assign(static_cast<size_t>(config.n_layer), false);
 }

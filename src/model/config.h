@@ -41,7 +41,16 @@ struct ModelConfig {
   RopeType rope_type = RopeType::kNorm;
   int64_t n_rot = 0;
   float rope_freq_base = 10000.0f;
-  float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor (linear scaling)
+  float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor (linear or YaRN scaling)
+  // YaRN (rope.scaling.type yarn): each pair's frequency blends the scaled
+  // one and the unscaled one, by a ramp between the pairs that turn
+  // beta_fast and beta_slow times over the original context; cos and sin
+  // are multiplied by rope_mscale (YaRN's attention temperature).
+  bool rope_yarn = false;
+  int64_t rope_n_ctx_orig = 0;  // rope.scaling.original_context_length
+  float rope_yarn_beta_fast = 32.0f;
+  float rope_yarn_beta_slow = 1.0f;
+  float rope_mscale = 1.0f;
 
   bool qkv_bias = false;          // qwen2: biases on q, k, v projections
   bool qk_norm = false;           // qwen3, gemma3: per-head RMSNorm of q and k before RoPE

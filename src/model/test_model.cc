@@ -42,7 +42,12 @@ class ModelBuilder {
     const std::string arch(arch_name(spec_.arch));
     writer_.set_string("general.architecture", arch);
     writer_.set_string("general.name", spec_.name.empty() ? "eventkv test " + arch : spec_.name);
-    writer_.set_uint32(arch + ".context_length", static_cast<uint32_t>(spec_.n_ctx));
+    const int64_t n_ctx =
+        spec_.yarn_factor > 0.0f
+            ? static_cast<int64_t>(spec_.yarn_factor *
+                                   static_cast<float>(spec_.yarn_original_context))
+            : spec_.n_ctx;
+    writer_.set_uint32(arch + ".context_length", static_cast<uint32_t>(n_ctx));
     writer_.set_uint32(arch + ".embedding_length", static_cast<uint32_t>(spec_.n_embd));
     writer_.set_uint32(arch + ".block_count", static_cast<uint32_t>(spec_.n_layer));
     writer_.set_uint32(arch + ".feed_forward_length", static_cast<uint32_t>(spec_.n_ff));
@@ -53,6 +58,12 @@ class ModelBuilder {
     writer_.set_uint32(arch + ".rope.dimension_count", static_cast<uint32_t>(spec_.head_dim));
     writer_.set_float32(arch + ".attention.layer_norm_rms_epsilon", 1e-6f);
     writer_.set_float32(arch + ".rope.freq_base", spec_.arch == Arch::kGemma3 ? 1e6f : 1e4f);
+    if (spec_.yarn_factor > 0.0f) {
+      writer_.set_string(arch + ".rope.scaling.type", "yarn");
+      writer_.set_float32(arch + ".rope.scaling.factor", spec_.yarn_factor);
+      writer_.set_uint32(arch + ".rope.scaling.original_context_length",
+                         static_cast<uint32_t>(spec_.yarn_original_context));
+    }
     if (spec_.arch == Arch::kGemma3) {
       writer_.set_uint32(arch + ".attention.sliding_window",
                          static_cast<uint32_t>(spec_.sliding_window));

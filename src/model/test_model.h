@@ -29,6 +29,10 @@ struct TestModelSpec {
       0;  // gemma3: every swa_pattern-th layer is global; 0 leaves the key out (6)
   TestTokenizer tokenizer = TestTokenizer::kByteLevel;
   std::string pre = "default";  // tokenizer.ggml.pre of the BPE kinds
+  // YaRN rope scaling by this factor over yarn_original_context positions
+  // (n_ctx = factor * original, as transformers expects); 0: none.
+  float yarn_factor = 0.0f;
+  int64_t yarn_original_context = 128;
 };
 
 // The model as a writer, ready to write or to serialize in memory. Its

@@ -30,6 +30,13 @@ std::string config_error(const gguf::GgufWriter& writer) {
   return "";
 }
 
+// The generated llama with YaRN scaling by 4 over 128 positions.
+TestModelSpec yarn_spec() {
+  TestModelSpec spec;
+  spec.yarn_factor = 4.0f;
+  return spec;
+}
+
 TEST(Config, TestModelsOfEveryArchitecture) {
   for (const Arch arch : {Arch::kLlama, Arch::kQwen2, Arch::kQwen3, Arch::kGemma3}) {
     TestModelSpec spec;
@@ -80,8 +87,15 @@ TEST(Config, RefusesUnsupportedOrInconsistentFiles) {
             std::string::npos);
 
   writer = build_test_model({});
-  writer.set_string("llama.rope.scaling.type", "yarn");
-  EXPECT_NE(config_error(writer).find("rope scaling type 'yarn'"), std::string::npos);
+  writer.set_string("llama.rope.scaling.type", "longrope");
+  EXPECT_NE(config_error(writer).find("rope scaling type 'longrope'"), std::string::npos);
+
+  writer = build_test_model(yarn_spec());
+  writer.set_float32("llama.rope.scaling.factor", 0.5f);
+  EXPECT_NE(config_error(writer).find("YaRN needs"), std::string::npos);
+  writer = build_test_model(yarn_spec());
+  writer.set_float32("llama.rope.scaling.attn_factor", NAN);
+  EXPECT_NE(config_error(writer).find("YaRN's attention scale"), std::string::npos);
 
   gguf::GgufWriter no_embd;
   no_embd.set_string("general.architecture", "qwen3");
@@ -91,6 +105,28 @@ TEST(Config, RefusesUnsupportedOrInconsistentFiles) {
   }
   no_embd.set_float32("qwen3.attention.layer_norm_rms_epsilon", 1e-6f);
   EXPECT_NE(config_error(no_embd).find("missing tensor 'token_embd.weight'"), std::string::npos);
+}
+
+// YaRN's keys as llama.cpp names them; its magnitude scale as transformers
+// computes it (0.1 ln(factor) + 1, over the same with yarn_log_multiplier).
+TEST(Config, ReadsYarnScaling) {
+  gguf::GgufWriter writer = build_test_model(yarn_spec());
+  ModelConfig c = config_of(writer);
+  EXPECT_TRUE(c.rope_yarn);
+  EXPECT_EQ(c.n_ctx_train, 512);
+  EXPECT_EQ(c.rope_n_ctx_orig, 128);
+  EXPECT_FLOAT_EQ(c.rope_freq_scale, 0.25f);
+  EXPECT_FLOAT_EQ(c.rope_yarn_beta_fast, 32.0f);
+  EXPECT_FLOAT_EQ(c.rope_yarn_beta_slow, 1.0f);
+  EXPECT_NEAR(c.rope_mscale, 1.0 + 0.1 * std::log(4.0), 1e-6);
+  writer.set_float32("llama.rope.scaling.yarn_log_multiplier", 0.5f);
+  writer.set_float32("llama.rope.scaling.attn_factor", 2.0f);
+  writer.set_float32("llama.rope.scaling.yarn_beta_fast", 16.0f);
+  c = config_of(writer);
+  EXPECT_NEAR(c.rope_mscale, 2.0 * (1.0 + 0.1 * std::log(4.0)) / (1.0 + 0.05 * std::log(4.0)),
+              1e-6);
+  EXPECT_FLOAT_EQ(c.rope_yarn_beta_fast, 16.0f);
+  EXPECT_FALSE(config_of(build_test_model({})).rope_yarn);
 }
 
 TEST(Config, PerLayerArraysMustBeUniform) {

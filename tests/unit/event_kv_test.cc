@@ -42,7 +42,7 @@ struct TestCache {
 // (an empty engine when that file is not downloaded).
 TestCache make_cache(model::Arch arch, uint64_t seed = 21,
                      compute::KvType type = compute::KvType::kF32,
-                     const std::string& real_file = "") {
+                     const std::string& real_file = "", float yarn_factor = 0.0f) {
   TestCache setup;
   if (!real_file.empty()) {
     const std::string path = testing::real_model_path(real_file);
@@ -56,6 +56,7 @@ TestCache make_cache(model::Arch arch, uint64_t seed = 21,
   spec.seed = seed;
   spec.weight_type = gguf::GgmlType::kQ8_0;
   spec.swa_pattern = 2;  // gemma3: layers alternate local (window 8) and global
+  spec.yarn_factor = yarn_factor;
   setup.bytes = model::build_test_model(spec).to_bytes();
   setup.engine = std::make_shared<Engine>(model::Model::from_bytes(setup.bytes, "test"), 2);
   setup.arena = std::make_shared<KvArena>(setup.config(), 1024, type);
@@ -114,12 +115,14 @@ std::vector<int32_t> all_tokens(const std::vector<EventTokens>& events) {
 struct ModelCase {
   std::string label;
   model::Arch arch;
-  std::string real_file;  // empty: a generated model
+  std::string real_file;     // empty: a generated model
+  float yarn_factor = 0.0f;  // a generated model's YaRN rope scaling (0: none)
 };
 
 const std::vector<ModelCase> kModelCases = {
     {"llama", model::Arch::kLlama, ""},
     {"qwen2", model::Arch::kQwen2, ""},
+    {"qwen2_yarn", model::Arch::kQwen2, "", 4.0f},
     {"qwen3", model::Arch::kQwen3, ""},
     {"gemma3", model::Arch::kGemma3, ""},
     {"smollm2_135m", model::Arch::kLlama, "smollm2-135m-instruct-q4_1.gguf"},
@@ -130,7 +133,8 @@ const std::vector<ModelCase> kModelCases = {
 class EventKvTest : public ::testing::TestWithParam<ModelCase> {
  protected:
   void SetUp() override {
-    cache_ = make_cache(GetParam().arch, 21, compute::KvType::kF32, GetParam().real_file);
+    cache_ = make_cache(GetParam().arch, 21, compute::KvType::kF32, GetParam().real_file,
+                        GetParam().yarn_factor);
     if (!cache_.engine)
       GTEST_SKIP() << GetParam().real_file << " not downloaded (scripts/get-models --all)";
   }
@@ -254,9 +258,16 @@ void rotate_reference(const model::ModelConfig& c, int64_t il, float* head, int6
   const compute::RopeParams rope = compute::layer_rope(c, il);
   const int64_t half = rope.n_rot / 2;
   for (int64_t i = 0; i < half; ++i) {
-    const double theta =
-        static_cast<double>(position) * rope.freq_scale *
+    const double unscaled =
         std::pow(static_cast<double>(rope.freq_base), -2.0 * static_cast<double>(i) / rope.n_rot);
+    double frequency = unscaled * rope.freq_scale;
+    if (rope.yarn) {  // scaled above yarn_high, unscaled below yarn_low, a linear blend between
+      const double t = std::clamp((static_cast<double>(i) - rope.yarn_low) /
+                                      std::max(0.001, double{rope.yarn_high - rope.yarn_low}),
+                                  0.0, 1.0);
+      frequency = frequency * t + unscaled * (1.0 - t);
+    }
+    const double theta = static_cast<double>(position) * frequency;
     const int64_t i0 = rope.pairing == compute::RopePairing::kAdjacent ? 2 * i : i;
     const int64_t i1 = rope.pairing == compute::RopePairing::kAdjacent ? 2 * i + 1 : i + half;
     const double x0 = head[i0];

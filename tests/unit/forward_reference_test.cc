@@ -49,6 +49,7 @@ LoadedModel load_fixture_model(const nlohmann::json& fixture) {
     spec.n_layer = g["layers"].get<int64_t>();
     spec.name = g["name"].get<std::string>();
     spec.seed = g["seed"].get<uint64_t>();
+    spec.yarn_factor = g.value("yarn", 0.0f);
     loaded.bytes = model::build_test_model(spec).to_bytes();
     EXPECT_EQ(fnv1a64(loaded.bytes),
               std::stoull(fixture["fnv1a64"].get<std::string>(), nullptr, 16))

@@ -70,14 +70,17 @@ PROMPTS = {
     ],
 }
 
-# Generated models: (label, arch, weight type, layers, general.name, seed).
+# Generated models: (label, arch, weight type, layers, general.name, seed, YaRN factor or 0).
 GENERATED = [
-    ("llama-q8_0", "llama", "q8_0", 2, "", 11),
-    ("mistral-q4_k", "llama", "q4_k", 2, "Mistral tiny", 12),
-    ("qwen2-f16", "qwen2", "f16", 2, "", 13),
-    ("qwen3-q6_k", "qwen3", "q6_k", 2, "", 14),
-    ("gemma3-q5_0", "gemma3", "q5_0", 6, "", 15),
+    ("llama-q8_0", "llama", "q8_0", 2, "", 11, 0),
+    ("mistral-q4_k", "llama", "q4_k", 2, "Mistral tiny", 12, 0),
+    ("qwen2-f16", "qwen2", "f16", 2, "", 13, 0),
+    ("qwen3-q6_k", "qwen3", "q6_k", 2, "", 14, 0),
+    ("gemma3-q5_0", "gemma3", "q5_0", 6, "", 15, 0),
+    ("qwen2-yarn-q8_0", "qwen2", "q8_0", 2, "", 16, 4.0),
 ]
+# make-test-model --yarn scales over this many original positions.
+YARN_ORIGINAL_CONTEXT = 128
 
 
 def b64(values) -> str:
@@ -184,21 +187,30 @@ def real_fixture(args, file_name: str) -> dict:
     return {"model": file_name, "prompts": prompts}
 
 
-def generated_fixture(args, label, arch, weight_type, layers, name, seed) -> dict:
+def generated_fixture(args, label, arch, weight_type, layers, name, seed, yarn) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{label}.gguf"
         cmd = [args.eventkv, "make-test-model", "--arch", arch, "--type", weight_type, "--layers", str(layers),
                "--seed", str(seed), "-o", str(path)]
         if name:
             cmd += ["--name", name]
+        if yarn:
+            cmd += ["--yarn", str(yarn)]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         overrides = {"gemma3": {"query_pre_attn_scalar": 64}, "qwen3": {"head_dim": 64}}.get(arch, {})
+        if yarn:
+            # transformers' GGUF loader does not read rope.scaling.*: the YaRN parameters are given here.
+            overrides["rope_parameters"] = {"rope_type": "yarn", "rope_theta": 10000.0, "factor": yarn,
+                                            "original_max_position_embeddings": YARN_ORIGINAL_CONTEXT}
         model = load_hf(Path(tmp), path.name, **overrides)
         digest = fnv1a64(path.read_bytes())
     rng = np.random.default_rng(seed)
     prompts = [prompt_entry(logits_of(model, ids), ids, full=True)
                for ids in (rng.integers(0, 259, size=length).tolist() for length in (1, 7, 19, 24, 33))]
-    return {"generated": {"arch": arch, "type": weight_type, "layers": layers, "name": name, "seed": seed},
+    generated = {"arch": arch, "type": weight_type, "layers": layers, "name": name, "seed": seed}
+    if yarn:
+        generated["yarn"] = yarn
+    return {"generated": generated,
             "fnv1a64": digest, "hf_class": type(model).__name__, "prompts": prompts}
 
 
