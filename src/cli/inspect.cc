@@ -76,6 +76,10 @@ json config_json(const model::ModelConfig& c) {
     fields["rope_yarn_beta_slow"] = c.rope_yarn_beta_slow;
     fields["rope_mscale"] = c.rope_mscale;
   }
+  if (c.attn_temperature_scale != 0.0f) {
+    fields["attn_temp_scale"] = c.attn_temperature_scale;
+    fields["attn_temp_length"] = c.attn_temperature_length;
+  }
   return fields;
 }
 

@@ -19,17 +19,11 @@ struct MakeTestModelOptions {
   std::string tokenizer = "byte-level";
   std::string pre = "default";
   float yarn = 0.0f;
+  int64_t yarn_context = 128;
+  float temperature = 0.0f;
   bool type_zoo = false;
   std::string out;
 };
-
-model::Arch parse_arch_option(const std::string& name) {
-  for (const model::Arch arch :
-       {model::Arch::kLlama, model::Arch::kQwen2, model::Arch::kQwen3, model::Arch::kGemma3}) {
-    if (model::arch_name(arch) == name) return arch;
-  }
-  fail("--arch: unknown architecture '", name, "' (llama, qwen2, qwen3, gemma3)");
-}
 
 }  // namespace
 
@@ -37,7 +31,7 @@ void add_make_test_model_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("make-test-model", "Write a tiny random-weight GGUF model for tests");
   auto options = std::make_shared<MakeTestModelOptions>();
-  cmd->add_option("--arch", options->arch, "llama, qwen2, qwen3 or gemma3");
+  cmd->add_option("--arch", options->arch, "llama, qwen2, qwen3, gemma3 or mistral3");
   cmd->add_option("--type", options->type, "ggml type of every weight matrix (f32, q4_k, ...)");
   cmd->add_option("--seed", options->seed, "random seed");
   cmd->add_option("--layers", options->layers, "number of layers")->check(CLI::Range(1, 64));
@@ -45,9 +39,15 @@ void add_make_test_model_command(CLI::App& app) {
                   "general.name (e.g. to label a llama-arch file as Mistral)");
   cmd->add_option("--tokenizer", options->tokenizer, "byte-level (default), bpe or spm");
   cmd->add_option("--pre", options->pre, "tokenizer.ggml.pre of a BPE tokenizer (default)");
-  cmd->add_option("--yarn", options->yarn,
-                  "YaRN rope scaling by this factor over 128 original positions (default: none)")
+  cmd->add_option("--yarn", options->yarn, "YaRN rope scaling by this factor (default: none)")
       ->check(CLI::Range(1.0f, 64.0f));
+  cmd->add_option("--yarn-context", options->yarn_context,
+                  "YaRN's original context length (default 128)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--attn-temperature", options->temperature,
+                  "mistral3's attention temperature scale over the original context (default: "
+                  "none)")
+      ->check(CLI::Range(0.0f, 10.0f));
   cmd->add_flag("--type-zoo", options->type_zoo,
                 "write one small tensor of every supported type instead");
   cmd->add_option("-o,--output", options->out, "output file")->required();
@@ -56,7 +56,10 @@ void add_make_test_model_command(CLI::App& app) {
       model::build_type_zoo(options->seed).write(options->out);
     } else {
       model::TestModelSpec spec;
-      spec.arch = parse_arch_option(options->arch);
+      const auto arch = model::arch_by_name(options->arch);
+      if (!arch)
+        fail("--arch: unknown architecture '", options->arch, "' (", model::kArchNames, ")");
+      spec.arch = *arch;
       const auto type = gguf::parse_type_name(options->type);
       if (!type) fail("--type: unknown ggml type '", options->type, "'");
       spec.weight_type = *type;
@@ -66,6 +69,8 @@ void add_make_test_model_command(CLI::App& app) {
       spec.tokenizer = model::parse_test_tokenizer(options->tokenizer);
       spec.pre = options->pre;
       spec.yarn_factor = options->yarn;
+      spec.yarn_original_context = options->yarn_context;
+      spec.attn_temperature_scale = options->temperature;
       model::build_test_model(spec).write(options->out);
     }
     std::cout << "wrote " << options->out << "\n";

@@ -85,6 +85,15 @@ struct Step {
   std::vector<QueryBlock> blocks;  // the plan's blocks of these rows, renumbered
 };
 
+// mistral3: each query row times its position's temperature.
+void scale_by_temperature(const ModelConfig& c, const ForwardBatch& b, const Step& step, float* q) {
+  for (int64_t t = 0; t < step.n; ++t) {
+    const float factor =
+        attention_temperature(c, b.positions[static_cast<size_t>(step.first_row + t)]);
+    for (int64_t i = 0; i < c.q_dim(); ++i) q[t * c.q_dim() + i] *= factor;
+  }
+}
+
 void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const ForwardBatch& b,
                      const Step& step, const RopeTable& rope_table, Activations& a,
                      ThreadPool& pool, ActivationPrecision precision) {
@@ -102,6 +111,7 @@ void attention_block(const model::Model& model, int64_t il, KvStorage& kv, const
   const RopeParams rope = layer_rope(c, il);
   shape_heads(c, w.q_norm, rope, rope_table, a.q.data(), n, c.n_head, pool);
   shape_heads(c, w.k_norm, rope, rope_table, a.k.data(), n, c.n_head_kv, pool);
+  if (c.attn_temperature_scale != 0.0f) scale_by_temperature(c, b, step, a.q.data());
   const int32_t* cells = b.cells.data() + step.first_row;
   pool.parallel_for(n, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {

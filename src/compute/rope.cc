@@ -43,6 +43,13 @@ RopeParams rotation_only(RopeParams params) {
   return params;
 }
 
+float attention_temperature(const model::ModelConfig& config, int32_t position) {
+  if (config.attn_temperature_scale == 0.0f) return 1.0f;
+  const double periods = std::floor(static_cast<double>(position) /
+                                    static_cast<double>(config.attn_temperature_length));
+  return static_cast<float>(std::log(periods + 1.0) * config.attn_temperature_scale + 1.0);
+}
+
 RopeParams layer_rope(const model::ModelConfig& config, int64_t il) {
   return rope_params(config, config.is_local_layer(il));
 }

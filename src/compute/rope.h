@@ -44,6 +44,9 @@ RopeTable make_rope_table(const RopeParams& params, const int32_t* positions, in
 // carries it from one position to another (a rotation by the difference).
 RopeParams rotation_only(RopeParams params);
 
+// mistral3's query multiplier at `position` (1 without a temperature).
+float attention_temperature(const model::ModelConfig& config, int32_t position);
+
 // Rotates `n_heads` heads of `head_dim` values each, at row `index` of the table.
 void apply_rope(const RopeParams& params, const RopeTable& table, int64_t index, float* heads,
                 int64_t n_heads, int64_t head_dim);

@@ -17,8 +17,18 @@ std::string_view arch_name(Arch arch) {
       return "qwen3";
     case Arch::kGemma3:
       return "gemma3";
+    case Arch::kMistral3:
+      return "mistral3";
   }
   return "?";
+}
+
+std::optional<Arch> arch_by_name(std::string_view name) {
+  for (const Arch arch :
+       {Arch::kLlama, Arch::kQwen2, Arch::kQwen3, Arch::kGemma3, Arch::kMistral3}) {
+    if (arch_name(arch) == name) return arch;
+  }
+  return std::nullopt;
 }
 
 std::string_view rope_type_name(RopeType type) {
@@ -75,12 +85,8 @@ class ArchKeys {
 Arch parse_arch(const gguf::GgufFile& file) {
   const auto name = file.get_string("general.architecture");
   if (!name) fail(file.name(), ": missing metadata key 'general.architecture'");
-  if (*name == "llama") return Arch::kLlama;
-  if (*name == "qwen2") return Arch::kQwen2;
-  if (*name == "qwen3") return Arch::kQwen3;
-  if (*name == "gemma3") return Arch::kGemma3;
-  fail(file.name(), ": unsupported architecture '", *name,
-       "' (eventkv supports llama, qwen2, qwen3, gemma3)");
+  if (const auto arch = arch_by_name(*name)) return *arch;
+  fail(file.name(), ": unsupported architecture '", *name, "' (eventkv supports ", kArchNames, ")");
 }
 
 // YaRN's keys as llama.cpp reads them, and its magnitude scale as
@@ -135,6 +141,18 @@ void read_common(const gguf::GgufFile& file, const ArchKeys& keys, ModelConfig& 
   config.layer_is_local.assign(static_cast<size_t>(config.n_layer), false);
 }
 
+// Ministral 3: llama's layers, and (as llama.cpp reads it) the attention
+// temperature over the original context length.
+void read_mistral3(const gguf::GgufFile& file, const ArchKeys& keys, ModelConfig& config) {
+  config.rope_type = RopeType::kNorm;
+  config.attn_temperature_scale = keys.get_float("attention.temperature_scale").value_or(0.0f);
+  if (config.attn_temperature_scale == 0.0f) return;
+  config.attn_temperature_length =
+      keys.get_int("rope.scaling.original_context_length").value_or(config.n_ctx_train);
+  if (config.attn_temperature_length <= 0 || !std::isfinite(config.attn_temperature_scale))
+    fail(file.name(), ": the attention temperature needs a finite scale and a positive length");
+}
+
 void read_gemma3(const ArchKeys& keys, ModelConfig& config) {
   config.qk_norm = true;
   config.post_norms = true;
@@ -179,9 +197,11 @@ void validate(const gguf::GgufFile& file, ModelConfig& config) {
     fail(file.name(), ": rope.dimension_count ", config.n_rot,
          " must be even and at most the head size ", config.head_dim);
   }
-  if (config.arch == Arch::kLlama && config.n_rot != config.head_dim) {
-    fail(file.name(), ": llama models must rotate the whole head (rope.dimension_count ",
-         config.n_rot, " vs head size ", config.head_dim, ")");
+  if ((config.arch == Arch::kLlama || config.arch == Arch::kMistral3) &&
+      config.n_rot != config.head_dim) {
+    fail(file.name(), ": ", arch_name(config.arch),
+         " models must rotate the whole head (rope.dimension_count ", config.n_rot,
+         " vs head size ", config.head_dim, ")");
   }
   if (!(config.rms_eps > 0.0f) || !std::isfinite(config.rope_freq_base) ||
       config.rope_freq_base <= 0.0f || !std::isfinite(config.rope_freq_scale) ||
@@ -215,6 +235,9 @@ ModelConfig config_from_gguf(const gguf::GgufFile& file) {
     case Arch::kGemma3:
       config.rope_type = RopeType::kNeox;
       read_gemma3(keys, config);
+      break;
+    case Arch::kMistral3:
+      read_mistral3(file, keys, config);
       break;
   }
   validate(file, config);

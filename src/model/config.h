@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,7 +13,7 @@
 
 namespace eventkv::model {
 
-enum class Arch { kLlama, kQwen2, kQwen3, kGemma3 };
+enum class Arch { kLlama, kQwen2, kQwen3, kGemma3, kMistral3 };
 
 // Which dimensions RoPE rotates together: adjacent pairs (x[2i], x[2i+1]) for
 // llama-converted files, half-split pairs (x[i], x[i + n_rot/2]) otherwise.
@@ -21,6 +22,10 @@ enum class RopeType { kNorm, kNeox };
 enum class FfnActivation { kSilu, kGeluTanh };
 
 std::string_view arch_name(Arch arch);
+// The architecture a GGUF general.architecture names, if eventkv runs it.
+std::optional<Arch> arch_by_name(std::string_view name);
+// "llama, qwen2, qwen3, gemma3, mistral3".
+inline constexpr std::string_view kArchNames = "llama, qwen2, qwen3, gemma3, mistral3";
 std::string_view rope_type_name(RopeType type);
 
 struct ModelConfig {
@@ -51,6 +56,10 @@ struct ModelConfig {
   float rope_yarn_beta_fast = 32.0f;
   float rope_yarn_beta_slow = 1.0f;
   float rope_mscale = 1.0f;
+  // mistral3 (Llama 4's attention temperature): queries are multiplied by
+  // 1 + scale * ln(floor(position / length) + 1) after RoPE; 0: not at all.
+  float attn_temperature_scale = 0.0f;
+  int64_t attn_temperature_length = 0;
 
   bool qkv_bias = false;          // qwen2: biases on q, k, v projections
   bool qk_norm = false;           // qwen3, gemma3: per-head RMSNorm of q and k before RoPE

@@ -58,6 +58,8 @@ class ModelBuilder {
     writer_.set_uint32(arch + ".rope.dimension_count", static_cast<uint32_t>(spec_.head_dim));
     writer_.set_float32(arch + ".attention.layer_norm_rms_epsilon", 1e-6f);
     writer_.set_float32(arch + ".rope.freq_base", spec_.arch == Arch::kGemma3 ? 1e6f : 1e4f);
+    if (spec_.attn_temperature_scale != 0.0f)
+      writer_.set_float32(arch + ".attention.temperature_scale", spec_.attn_temperature_scale);
     if (spec_.yarn_factor > 0.0f) {
       writer_.set_string(arch + ".rope.scaling.type", "yarn");
       writer_.set_float32(arch + ".rope.scaling.factor", spec_.yarn_factor);

@@ -33,6 +33,7 @@ struct TestModelSpec {
   // (n_ctx = factor * original, as transformers expects); 0: none.
   float yarn_factor = 0.0f;
   int64_t yarn_original_context = 128;
+  float attn_temperature_scale = 0.0f;  // mistral3's attention.temperature_scale; 0: none
 };
 
 // The model as a writer, ready to write or to serialize in memory. Its

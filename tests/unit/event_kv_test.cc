@@ -57,6 +57,10 @@ TestCache make_cache(model::Arch arch, uint64_t seed = 21,
   spec.weight_type = gguf::GgmlType::kQ8_0;
   spec.swa_pattern = 2;  // gemma3: layers alternate local (window 8) and global
   spec.yarn_factor = yarn_factor;
+  if (arch == model::Arch::kMistral3) {  // prompts cross the attention temperature's steps
+    spec.yarn_original_context = 32;
+    spec.attn_temperature_scale = 0.1f;
+  }
   setup.bytes = model::build_test_model(spec).to_bytes();
   setup.engine = std::make_shared<Engine>(model::Model::from_bytes(setup.bytes, "test"), 2);
   setup.arena = std::make_shared<KvArena>(setup.config(), 1024, type);
@@ -123,6 +127,7 @@ const std::vector<ModelCase> kModelCases = {
     {"llama", model::Arch::kLlama, ""},
     {"qwen2", model::Arch::kQwen2, ""},
     {"qwen2_yarn", model::Arch::kQwen2, "", 4.0f},
+    {"mistral3", model::Arch::kMistral3, "", 4.0f},
     {"qwen3", model::Arch::kQwen3, ""},
     {"gemma3", model::Arch::kGemma3, ""},
     {"smollm2_135m", model::Arch::kLlama, "smollm2-135m-instruct-q4_1.gguf"},

@@ -30,26 +30,20 @@ struct LoadedModel {
   std::shared_ptr<const model::Model> model;
 };
 
-model::Arch arch_from_name(const std::string& name) {
-  for (const model::Arch arch :
-       {model::Arch::kLlama, model::Arch::kQwen2, model::Arch::kQwen3, model::Arch::kGemma3}) {
-    if (model::arch_name(arch) == name) return arch;
-  }
-  throw std::runtime_error("unknown arch " + name);
-}
-
 // The fixture's model, or an empty result when a real model is not downloaded.
 LoadedModel load_fixture_model(const nlohmann::json& fixture) {
   LoadedModel loaded;
   if (fixture.contains("generated")) {
     const auto& g = fixture["generated"];
     model::TestModelSpec spec;
-    spec.arch = arch_from_name(g["arch"].get<std::string>());
+    spec.arch = model::arch_by_name(g["arch"].get<std::string>()).value();
     spec.weight_type = *gguf::parse_type_name(g["type"].get<std::string>());
     spec.n_layer = g["layers"].get<int64_t>();
     spec.name = g["name"].get<std::string>();
     spec.seed = g["seed"].get<uint64_t>();
     spec.yarn_factor = g.value("yarn", 0.0f);
+    spec.yarn_original_context = g.value("yarn_context", int64_t{128});
+    spec.attn_temperature_scale = g.value("attn_temperature", 0.0f);
     loaded.bytes = model::build_test_model(spec).to_bytes();
     EXPECT_EQ(fnv1a64(loaded.bytes),
               std::stoull(fixture["fnv1a64"].get<std::string>(), nullptr, 16))

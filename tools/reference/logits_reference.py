@@ -78,9 +78,13 @@ GENERATED = [
     ("qwen3-q6_k", "qwen3", "q6_k", 2, "", 14, 0),
     ("gemma3-q5_0", "gemma3", "q5_0", 6, "", 15, 0),
     ("qwen2-yarn-q8_0", "qwen2", "q8_0", 2, "", 16, 4.0),
+    ("mistral3-q8_0", "mistral3", "q8_0", 2, "", 17, 4.0),
 ]
-# make-test-model --yarn scales over this many original positions.
+# make-test-model --yarn scales over this many original positions (mistral3:
+# MISTRAL3_CONTEXT, so that the prompts cross its attention temperature's steps).
 YARN_ORIGINAL_CONTEXT = 128
+MISTRAL3_CONTEXT = 16
+MISTRAL3_TEMPERATURE = 0.1
 
 
 def b64(values) -> str:
@@ -196,7 +200,13 @@ def generated_fixture(args, label, arch, weight_type, layers, name, seed, yarn) 
             cmd += ["--name", name]
         if yarn:
             cmd += ["--yarn", str(yarn)]
+        if arch == "mistral3":
+            cmd += ["--yarn-context", str(MISTRAL3_CONTEXT), "--attn-temperature", str(MISTRAL3_TEMPERATURE)]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        if arch == "mistral3":
+            model = load_ministral3(args, Path(tmp), path, weight_type, layers, seed, yarn)
+            digest = fnv1a64(path.read_bytes())
+            return generated_entry(model, arch, weight_type, layers, name, seed, yarn, digest)
         overrides = {"gemma3": {"query_pre_attn_scalar": 64}, "qwen3": {"head_dim": 64}}.get(arch, {})
         if yarn:
             # transformers' GGUF loader does not read rope.scaling.*: the YaRN parameters are given here.
@@ -204,12 +214,43 @@ def generated_fixture(args, label, arch, weight_type, layers, name, seed, yarn) 
                                             "original_max_position_embeddings": YARN_ORIGINAL_CONTEXT}
         model = load_hf(Path(tmp), path.name, **overrides)
         digest = fnv1a64(path.read_bytes())
+    return generated_entry(model, arch, weight_type, layers, name, seed, yarn, digest)
+
+
+def load_ministral3(args, directory: Path, path: Path, weight_type, layers, seed, yarn):
+    """transformers' GGUF loader has no mistral3: the same tensors are written as a llama file (make-test-model
+    draws them alike), loaded as Llama (which undoes the converter's Q/K permutation), and moved into
+    Ministral3ForCausalLM configured as the mistral3 file says."""
+    twin = directory / "llama-twin.gguf"
+    subprocess.run([args.eventkv, "make-test-model", "--arch", "llama", "--type", weight_type, "--layers",
+                    str(layers), "--seed", str(seed), "-o", str(twin)], check=True, stdout=subprocess.DEVNULL)
+    ours, theirs = gguf.GGUFReader(path), gguf.GGUFReader(twin)
+    assert [(t.name, bytes(t.data)) for t in ours.tensors] == [(t.name, bytes(t.data)) for t in theirs.tensors]
+    llama = load_hf(directory, twin.name)
+    c = llama.config
+    config = transformers.Ministral3Config(
+        vocab_size=c.vocab_size, hidden_size=c.hidden_size, intermediate_size=c.intermediate_size,
+        num_hidden_layers=c.num_hidden_layers, num_attention_heads=c.num_attention_heads,
+        num_key_value_heads=c.num_key_value_heads, head_dim=c.head_dim, rms_norm_eps=c.rms_norm_eps,
+        max_position_embeddings=int(yarn * MISTRAL3_CONTEXT), tie_word_embeddings=c.tie_word_embeddings,
+        rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": yarn,
+                         "original_max_position_embeddings": MISTRAL3_CONTEXT,
+                         "llama_4_scaling_beta": MISTRAL3_TEMPERATURE})
+    model = transformers.Ministral3ForCausalLM(config).to(torch.float32)
+    model.load_state_dict(llama.state_dict(), strict=True)
+    return model.eval()
+
+
+def generated_entry(model, arch, weight_type, layers, name, seed, yarn, digest) -> dict:
     rng = np.random.default_rng(seed)
     prompts = [prompt_entry(logits_of(model, ids), ids, full=True)
                for ids in (rng.integers(0, 259, size=length).tolist() for length in (1, 7, 19, 24, 33))]
     generated = {"arch": arch, "type": weight_type, "layers": layers, "name": name, "seed": seed}
     if yarn:
         generated["yarn"] = yarn
+    if arch == "mistral3":
+        generated["yarn_context"] = MISTRAL3_CONTEXT
+        generated["attn_temperature"] = MISTRAL3_TEMPERATURE
     return {"generated": generated,
             "fnv1a64": digest, "hf_class": type(model).__name__, "prompts": prompts}
 
