@@ -41,6 +41,7 @@ const std::vector<Subject>& subjects() {
       make_subject(TestTokenizer::kBpe, "smollm", "llama3"),
       make_subject(TestTokenizer::kBpe, "qwen2", "qwen2.5"),
       make_subject(TestTokenizer::kBpe, "llama-bpe", "mistral"),
+      make_subject(TestTokenizer::kBpe, "tekken", "mistral-tekken"),
       make_subject(TestTokenizer::kSpm, "default", "gemma"),
   };
   return kSubjects;

@@ -17,8 +17,9 @@ constexpr PreTokenizer kGpt2Pre{PreTokenizerKind::kGpt2, false};
 constexpr PreTokenizer kDigitsPre{PreTokenizerKind::kDigitsThenGpt2, false};
 constexpr PreTokenizer kQwen2Pre{PreTokenizerKind::kQwen2, false};
 constexpr PreTokenizer kLlama3Pre{PreTokenizerKind::kLlama3, true};
+constexpr PreTokenizer kTekkenPre{PreTokenizerKind::kTekken, true};
 
-constexpr std::array<PreTokenizerName, 31> kPreTokenizers = {{
+constexpr std::array<PreTokenizerName, 32> kPreTokenizers = {{
     {"default", {PreTokenizerKind::kDefault, false}},
     {"gpt-2", kGpt2Pre},
     {"phi-2", kGpt2Pre},
@@ -50,6 +51,7 @@ constexpr std::array<PreTokenizerName, 31> kPreTokenizers = {{
     {"midm-2.0", kLlama3Pre},
     {"lfm2", kLlama3Pre},
     {"kormo", kQwen2Pre},
+    {"tekken", kTekkenPre},
 }};
 
 constexpr uint32_t kOutOfPiece = 0xFFFFFFFF;
@@ -119,6 +121,16 @@ bool is_line_break(uint32_t cpt) {
   return cpt == '\r' || cpt == '\n';
 }
 
+// \s*[\r\n]+|\s+(?!\S)|\s+ at `pos`: the white-space run up to its last
+// line break, or else as whitespace_end.
+size_t whitespace_or_line_end(const Piece& p, size_t pos) {
+  const size_t end = run_end(p, pos, kWhitespace);
+  for (size_t i = end; i > pos; --i) {
+    if (is_line_break(p.cpt(i - 1))) return i;
+  }
+  return whitespace_end(p, pos);
+}
+
 // One qwen2/llama3 match starting at `pos`; numbers are cut every `max_digits`.
 size_t match_llama3(const Piece& p, size_t pos, size_t max_digits) {
   if (const size_t n = match_contraction(p, pos, true)) return pos + n;
@@ -136,12 +148,43 @@ size_t match_llama3(const Piece& p, size_t pos, size_t max_digits) {
     while (is_line_break(p.cpt(end))) ++end;
     return end;
   }
-  // \s*[\r\n]+ : the white-space run up to its last line break
-  const size_t end = run_end(p, pos, kWhitespace);
-  for (size_t i = end; i > pos; --i) {
-    if (is_line_break(p.cpt(i - 1))) return i;
+  return whitespace_or_line_end(p, pos);
+}
+
+// End of a run of tekken's capitals (letters but a-z) or small letters
+// (letters but A-Z) from `pos`; a letter outside ASCII is both, as in
+// llama.cpp, whose regex sees every such letter as one collapsed character.
+size_t tekken_run_end(const Piece& p, size_t pos, bool capitals) {
+  const auto excluded = [capitals](uint32_t c) {
+    return capitals ? c >= 'a' && c <= 'z' : c >= 'A' && c <= 'Z';
+  };
+  while (p.is(pos, kLetter) && !excluded(p.cpt(pos))) ++pos;
+  return pos;
+}
+
+// One tekken match starting at `pos` (the regex in PreTokenizerKind).
+size_t match_tekken(const Piece& p, size_t pos) {
+  const uint32_t cpt = p.cpt(pos);
+  const bool prefixed = pos < p.size && !is_line_break(cpt) && !p.is(pos, kLetter | kNumber);
+  const size_t word = prefixed ? pos + 1 : pos;
+  if (p.is(word, kLetter)) {
+    // Capitals then small letters: the capital run backs off until a small
+    // letter follows; failing that, the capital run alone.
+    const size_t capitals_end = tekken_run_end(p, word, true);
+    for (size_t j = capitals_end + 1; j-- > word;) {
+      if (tekken_run_end(p, j, false) > j) return tekken_run_end(p, j, false);
+    }
+    return capitals_end;
   }
-  return whitespace_end(p, pos);
+  if (p.is(pos, kNumber)) return pos + 1;
+  // ' '?[^\s\p{L}\p{N}]+[\r\n/]*
+  const size_t start = cpt == ' ' ? pos + 1 : pos;
+  if (start < p.size && !p.is(start, kLetterNumberSpace)) {
+    size_t end = symbol_run_end(p, start);
+    while (is_line_break(p.cpt(end)) || p.cpt(end) == '/') ++end;
+    return end;
+  }
+  return whitespace_or_line_end(p, pos);
 }
 
 // A split that covers the piece with consecutive matches.
@@ -210,6 +253,10 @@ void split_qwen2(const Piece& p, std::vector<uint32_t>& out) {
 void split_llama3(const Piece& p, std::vector<uint32_t>& out) {
   split_by_matches(
       p, [](const Piece& q, size_t pos) { return match_llama3(q, pos, 3); }, out);
+}
+
+void split_tekken(const Piece& p, std::vector<uint32_t>& out) {
+  split_by_matches(p, match_tekken, out);
 }
 
 void split_each_number(const Piece& p, std::vector<uint32_t>& out) {
@@ -281,6 +328,9 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, PreTokenizeScrat
       break;
     case PreTokenizerKind::kLlama3:
       apply_pass(scratch, split_llama3);
+      break;
+    case PreTokenizerKind::kTekken:
+      apply_pass(scratch, split_tekken);
       break;
   }
   const std::vector<uint32_t>& offsets = scratch.decoded.offsets;

@@ -21,6 +21,9 @@ enum class PreTokenizerKind {
   kQwen2,           // (?i:'s|..)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|
                     // ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
   kLlama3,          // as qwen2 with \p{N}{1,3}
+  kTekken,          // [^\r\n\p{L}\p{N}]?((?=\p{L})[^a-z])*((?=\p{L})[^A-Z])+|
+                    // [^\r\n\p{L}\p{N}]?((?=\p{L})[^a-z])+((?=\p{L})[^A-Z])*|\p{N}|
+                    // ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ (Mistral)
 };
 
 struct PreTokenizer {

@@ -46,6 +46,7 @@ GENERATED = {
     "generated-bpe-smollm": ["--tokenizer", "bpe", "--pre", "smollm"],
     "generated-bpe-qwen2": ["--tokenizer", "bpe", "--pre", "qwen2"],
     "generated-bpe-llama3": ["--tokenizer", "bpe", "--pre", "llama-bpe"],
+    "generated-bpe-tekken": ["--tokenizer", "bpe", "--pre", "tekken"],
     "generated-spm": ["--tokenizer", "spm"],
 }
 VOCAB_FILES = ["gpt-2", "llama-spm", "phi-3", "refact", "starcoder"]
