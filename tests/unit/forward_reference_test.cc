@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fixture_model.h"
 #include "kv/context.h"
 #include "model/model.h"
 #include "model/test_model.h"
@@ -24,37 +25,6 @@ using testing::base64_floats;
 
 constexpr float kRelativeTolerance = 1e-3f;  // of the position's max |logit|
 constexpr float kArgmaxMargin = 0.01f;       // argmax must agree above this reference top-2 gap
-
-struct LoadedModel {
-  std::vector<uint8_t> bytes;  // backing store of generated models
-  std::shared_ptr<const model::Model> model;
-};
-
-// The fixture's model, or an empty result when a real model is not downloaded.
-LoadedModel load_fixture_model(const nlohmann::json& fixture) {
-  LoadedModel loaded;
-  if (fixture.contains("generated")) {
-    const auto& g = fixture["generated"];
-    model::TestModelSpec spec;
-    spec.arch = model::arch_by_name(g["arch"].get<std::string>()).value();
-    spec.weight_type = *gguf::parse_type_name(g["type"].get<std::string>());
-    spec.n_layer = g["layers"].get<int64_t>();
-    spec.name = g["name"].get<std::string>();
-    spec.seed = g["seed"].get<uint64_t>();
-    spec.yarn_factor = g.value("yarn", 0.0f);
-    spec.yarn_original_context = g.value("yarn_context", int64_t{128});
-    spec.attn_temperature_scale = g.value("attn_temperature", 0.0f);
-    loaded.bytes = model::build_test_model(spec).to_bytes();
-    EXPECT_EQ(fnv1a64(loaded.bytes),
-              std::stoull(fixture["fnv1a64"].get<std::string>(), nullptr, 16))
-        << "the test model generator changed; regenerate the logits fixtures";
-    loaded.model = model::Model::from_bytes(loaded.bytes, "generated");
-    return loaded;
-  }
-  const std::string path = testing::real_model_path(fixture["model"].get<std::string>());
-  if (!path.empty()) loaded.model = model::Model::load(path);
-  return loaded;
-}
 
 std::vector<int32_t> decode_ids(const std::string& text) {
   const std::vector<uint8_t> bytes = base64_decode(text);
@@ -108,7 +78,7 @@ class ForwardReference : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ForwardReference, LogitsMatchTransformersFloat32) {
   const nlohmann::json fixture = testing::load_fixture("logits/" + GetParam());
-  const LoadedModel loaded = load_fixture_model(fixture);
+  const testing::LoadedModel loaded = testing::load_fixture_model(fixture);
   if (!loaded.model)
     GTEST_SKIP() << fixture["model"] << " not downloaded (scripts/get-models --all)";
   float worst = 0.0f;

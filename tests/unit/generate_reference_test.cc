@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fixture_model.h"
 #include "kv/context.h"
 #include "model/model.h"
 #include "test_support.h"
@@ -31,7 +32,8 @@ struct Step {
 };
 
 std::vector<Step> greedy_steps(kv::Engine& engine, const std::vector<int32_t>& prompt) {
-  kv::Context context(std::shared_ptr<kv::Engine>(&engine, [](kv::Engine*) {}), {.n_ctx = 256});
+  const int64_t n_ctx = std::min<int64_t>(256, engine.model().config().n_ctx_train);
+  kv::Context context(std::shared_ptr<kv::Engine>(&engine, [](kv::Engine*) {}), {.n_ctx = n_ctx});
   std::vector<float> logits = context.eval(prompt);
   std::vector<Step> steps;
   for (int i = 0; i < kContinuationTokens; ++i) {
@@ -90,6 +92,34 @@ TEST_P(GreedyReference, ContinuationMatchesLlamaCppOrDivergesAtANearTie) {
   }
   std::printf("%s: identical to llama.cpp: %d of %d (F32 copy), %d of %zu (quantized file)\n",
               GetParam().c_str(), same_f32, with_f32, same_quantized, fixture["prompts"].size());
+}
+
+// Generated models of architectures new to eventkv (the fixture's
+// "continuations"): an F32 file is held to the F32 near-tie, others as above.
+TEST(GreedyReferenceGenerated, ContinuationsMatchLlamaCppOrDivergeAtANearTie) {
+  int fixtures = 0;
+  for (const std::string& name : testing::logits_fixtures(false)) {
+    const nlohmann::json fixture = testing::load_fixture("logits/" + name);
+    if (!fixture.contains("continuations")) continue;
+    ++fixtures;
+    const testing::LoadedModel loaded = testing::load_fixture_model(fixture);
+    kv::Engine engine(loaded.model, 2);
+    const float near_tie =
+        fixture["generated"]["type"] == "f32" ? kNearTieFloat : kNearTieQuantized;
+    int same = 0;
+    for (const auto& prompt : fixture["continuations"]) {
+      const std::vector<Step> steps =
+          greedy_steps(engine, prompt["ids"].get<std::vector<int32_t>>());
+      const std::vector<uint8_t> bytes =
+          testing::base64_decode(prompt["llama_cpp_continuation_b64"].get<std::string>());
+      same += check_continuation(engine.model().tokenizer(), steps,
+                                 std::string(bytes.begin(), bytes.end()), near_tie,
+                                 name + ": " + prompt["text"].get<std::string>());
+    }
+    std::printf("%s: identical to llama.cpp: %d of %zu\n", name.c_str(), same,
+                fixture["continuations"].size());
+  }
+  EXPECT_GE(fixtures, 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(RealModels, GreedyReference,

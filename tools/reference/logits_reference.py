@@ -78,13 +78,15 @@ GENERATED = [
     ("qwen3-q6_k", "qwen3", "q6_k", 2, "", 14, 0),
     ("gemma3-q5_0", "gemma3", "q5_0", 6, "", 15, 0),
     ("qwen2-yarn-q8_0", "qwen2", "q8_0", 2, "", 16, 4.0),
-    ("mistral3-q8_0", "mistral3", "q8_0", 2, "", 17, 4.0),
+    ("mistral3-f32", "mistral3", "f32", 2, "", 17, 4.0),
 ]
 # make-test-model --yarn scales over this many original positions (mistral3:
 # MISTRAL3_CONTEXT, so that the prompts cross its attention temperature's steps).
 YARN_ORIGINAL_CONTEXT = 128
 MISTRAL3_CONTEXT = 16
 MISTRAL3_TEMPERATURE = 0.1
+# Prompts of the greedy continuations by llama.cpp of the generated mistral3 model.
+CONTINUATION_TEXTS = ["The capital of France is", "def fibonacci(n):", "Hello, world! 12345"]
 
 
 def b64(values) -> str:
@@ -141,13 +143,17 @@ def llama_ids(llama_bin: Path, model: Path, text: str):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def llama_continuation(llama_bin: Path, model: Path, text: str) -> str:
+def llama_continuation_bytes(llama_bin: Path, model: Path, text: str) -> bytes:
     out = subprocess.run([str(llama_bin / "llama-simple"), "-m", str(model), "-n", str(CONTINUATION_TOKENS), text],
-                         check=True, capture_output=True, text=True).stdout
-    head, sep, tail = out.partition(text)
+                         check=True, capture_output=True).stdout
+    head, sep, tail = out.partition(text.encode())
     if not sep:
         raise RuntimeError(f"llama-simple did not echo the prompt: {out[:200]!r}")
-    return tail[:-1] if tail.endswith("\n") else tail
+    return tail[:-1] if tail.endswith(b"\n") else tail
+
+
+def llama_continuation(llama_bin: Path, model: Path, text: str) -> str:
+    return llama_continuation_bytes(llama_bin, model, text).decode()
 
 
 def write_f32_copy(src: Path, dst: Path) -> bool:
@@ -206,7 +212,14 @@ def generated_fixture(args, label, arch, weight_type, layers, name, seed, yarn) 
         if arch == "mistral3":
             model = load_ministral3(args, Path(tmp), path, weight_type, layers, seed, yarn)
             digest = fnv1a64(path.read_bytes())
-            return generated_entry(model, arch, weight_type, layers, name, seed, yarn, digest)
+            entry = generated_entry(model, arch, weight_type, layers, name, seed, yarn, digest)
+            # A random model's bytes need not be UTF-8: the continuations are stored in base64.
+            entry["continuations"] = [
+                {"text": text, "ids": llama_ids(Path(args.llama), path, text),
+                 "llama_cpp_continuation_b64": base64.b64encode(
+                     llama_continuation_bytes(Path(args.llama), path, text)).decode()}
+                for text in CONTINUATION_TEXTS]
+            return entry
         overrides = {"gemma3": {"query_pre_attn_scalar": 64}, "qwen3": {"head_dim": 64}}.get(arch, {})
         if yarn:
             # transformers' GGUF loader does not read rope.scaling.*: the YaRN parameters are given here.
