@@ -28,11 +28,20 @@ struct Harness {
   std::shared_ptr<kv::KvArena> arena;
 };
 
+// "" : the generated llama; an architecture name: a generated model of it
+// (mistral3 with YaRN and its attention temperature); otherwise a real file.
 Harness make_harness(const std::string& real_file) {
   Harness h;
   std::shared_ptr<const model::Model> model;
-  if (real_file.empty()) {
-    h.bytes = model::build_test_model({}).to_bytes();
+  const auto arch = model::arch_by_name(real_file);
+  if (real_file.empty() || arch) {
+    model::TestModelSpec spec;
+    spec.arch = arch.value_or(model::Arch::kLlama);
+    if (spec.arch == model::Arch::kMistral3) {
+      spec.yarn_factor = 4.0f;
+      spec.attn_temperature_scale = 0.1f;
+    }
+    h.bytes = model::build_test_model(spec).to_bytes();
     model = model::Model::from_bytes(h.bytes, "generated");
   } else {
     const std::string path = testing::real_model_path(real_file);
@@ -52,7 +61,8 @@ TEST_P(ConditionsTest, PairsAreIdenticalOutsideTheSourceAndSparseLocalIsExact) {
   const Scenario scenario = tiny_scenario();
   const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(h.engine->model().file());
   for (const Cell& cell : scenario_cells(scenario)) {
-    for (int64_t index = 0; index < (GetParam().empty() ? 3 : 1); ++index) {
+    for (int64_t index = 0; index < (GetParam().find(".gguf") == std::string::npos ? 3 : 1);
+         ++index) {
       const TokenizedPair pair =
           tokenize_pair(scenario, cell, index, format, h.engine->model().tokenizer());
       ASSERT_EQ(pair.events_a.size(), pair.events_b.size());
@@ -159,7 +169,7 @@ INSTANTIATE_TEST_SUITE_P(Models, NestedDistancesTest,
                          ::testing::Values("", "smollm2-135m-instruct-q4_1.gguf"), model_test_name);
 
 INSTANTIATE_TEST_SUITE_P(Models, ConditionsTest,
-                         ::testing::Values("", "smollm2-135m-instruct-q4_1.gguf",
+                         ::testing::Values("", "mistral3", "smollm2-135m-instruct-q4_1.gguf",
                                            "gemma-3-270m-q4_k_m.gguf"),
                          model_test_name);
 
