@@ -170,9 +170,8 @@ void EventBatch::run(std::optional<compute::ActivationPrecision> precision) {
   std::vector<int32_t> rows;
   for (const Item& item : items_)
     rows.insert(rows.end(), item.logit_rows.begin(), item.logit_rows.end());
-  std::vector<float> logits;
   try {
-    if (runner_.size() > 0) logits = runner_.run(rows, precision);
+    if (runner_.size() > 0) logits_ = runner_.run(rows, precision);
   } catch (...) {
     undo();
     items_.clear();  // nothing to read back
@@ -181,11 +180,14 @@ void EventBatch::run(std::optional<compute::ActivationPrecision> precision) {
   }
   ran_ = true;
   const int64_t n_vocab = engine_.model().config().n_vocab;
-  const float* next = logits.data();
+  size_t row = 0;
   for (Item& item : items_) {
-    if (!item.logit_rows.empty()) item.logits.assign(next, next + n_vocab);
-    if (!item.temporary.empty()) item.scores = candidate_scores(item.candidates, next, n_vocab);
-    next += static_cast<int64_t>(item.logit_rows.size()) * n_vocab;
+    item.first_logits = row;
+    if (!item.temporary.empty()) {
+      item.scores = candidate_scores(item.candidates,
+                                     logits_.data() + static_cast<int64_t>(row) * n_vocab, n_vocab);
+    }
+    row += item.logit_rows.size();
   }
   release_temporary();
 }
@@ -217,8 +219,12 @@ const EventBatch::Item& EventBatch::ran(size_t item) const {
   return items_[item];
 }
 
-const std::vector<float>& EventBatch::logits(size_t item) const {
-  return ran(item).logits;
+std::vector<float> EventBatch::logits(size_t item) const {
+  const Item& ran_item = ran(item);
+  if (ran_item.logit_rows.empty()) return {};
+  const auto n_vocab = static_cast<size_t>(engine_.model().config().n_vocab);
+  const auto first = logits_.begin() + static_cast<std::ptrdiff_t>(ran_item.first_logits * n_vocab);
+  return {first, first + static_cast<std::ptrdiff_t>(n_vocab)};
 }
 
 const std::vector<CandidateScore>& EventBatch::scores(size_t item) const {

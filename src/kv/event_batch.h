@@ -64,9 +64,9 @@ class EventBatch {
   // is the same bits however the batch was composed.
   void run(std::optional<compute::ActivationPrecision> precision = std::nullopt);
 
-  // After run(): an item's logits ([n_vocab]; empty for an item that asked
-  // for none) and a score item's candidate scores.
-  const std::vector<float>& logits(size_t item) const;
+  // After run(): an item's logits ([n_vocab], copied out of the pass's; empty
+  // for an item that asked for none) and a score item's candidate scores.
+  std::vector<float> logits(size_t item) const;
   const std::vector<CandidateScore>& scores(size_t item) const;
 
  private:
@@ -78,8 +78,8 @@ class EventBatch {
     size_t last_tokens_before = 0;   // tokens of its last event (extend)
     std::vector<int32_t> temporary;  // a query's cells, released after the run
     std::vector<int32_t> logit_rows;
+    size_t first_logits = 0;                       // its first row in logits_
     std::vector<std::vector<int32_t>> candidates;  // a score item's
-    std::vector<float> logits;
     std::vector<CandidateScore> scores;
   };
 
@@ -93,6 +93,7 @@ class EventBatch {
   KvArena& arena_;
   BatchRunner runner_;
   std::vector<Item> items_;
+  std::vector<float> logits_;  // the pass's logit rows, item after item
   bool ran_ = false;
 };
 

@@ -172,7 +172,8 @@ size_t match_tekken(const Piece& p, size_t pos) {
     // letter follows; failing that, the capital run alone.
     const size_t capitals_end = tekken_run_end(p, word, true);
     for (size_t j = capitals_end + 1; j-- > word;) {
-      if (tekken_run_end(p, j, false) > j) return tekken_run_end(p, j, false);
+      const size_t small_end = tekken_run_end(p, j, false);
+      if (small_end > j) return small_end;
     }
     return capitals_end;
   }
