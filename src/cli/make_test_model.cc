@@ -14,7 +14,9 @@ struct MakeTestModelOptions {
   std::string arch = "llama";
   std::string type = "f32";
   uint64_t seed = 1;
-  int64_t layers = 2;
+  model::TestModelSpec dims;  // the shape options' defaults and values
+  std::string vocab_from;
+  bool untied = false;
   std::string name;
   std::string tokenizer = "byte-level";
   std::string pre = "default";
@@ -32,9 +34,28 @@ void add_make_test_model_command(CLI::App& app) {
       app.add_subcommand("make-test-model", "Write a tiny random-weight GGUF model for tests");
   auto options = std::make_shared<MakeTestModelOptions>();
   cmd->add_option("--arch", options->arch, "llama, qwen2, qwen3, gemma3 or mistral3");
-  cmd->add_option("--type", options->type, "ggml type of every weight matrix (f32, q4_k, ...)");
+  cmd->add_option(
+      "--type", options->type,
+      "ggml type of every weight matrix (f32, q4_k, ...), or q4_k_m for llama.cpp's Q4_K_M mix");
   cmd->add_option("--seed", options->seed, "random seed");
-  cmd->add_option("--layers", options->layers, "number of layers")->check(CLI::Range(1, 64));
+  model::TestModelSpec& dims = options->dims;
+  cmd->add_option("--layers", dims.n_layer, "number of layers")->check(CLI::Range(1, 128));
+  cmd->add_option("--embd", dims.n_embd, "embedding length, a multiple of 256 (default 256)")
+      ->check(CLI::Range(256, 65536));
+  cmd->add_option("--heads", dims.n_head, "query heads (default 4)")->check(CLI::Range(1, 256));
+  cmd->add_option("--kv-heads", dims.n_head_kv, "key/value heads (default 2)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--head-dim", dims.head_dim, "key/value length per head (default 64)")
+      ->check(CLI::Range(2, 1024));
+  cmd->add_option("--ff", dims.n_ff, "feed-forward length, a multiple of 256 (default 512)")
+      ->check(CLI::Range(256, 262144));
+  cmd->add_option("--context", dims.n_ctx, "trained context length (default 512)")
+      ->check(CLI::Range(16, 1 << 20));
+  cmd->add_option("--vocab-from", options->vocab_from,
+                  "copy the vocabulary and chat template of this GGUF file (a real model's)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--untied-output", options->untied,
+                "give the model an output matrix of its own (default: tied to token_embd)");
   cmd->add_option("--name", options->name,
                   "general.name (e.g. to label a llama-arch file as Mistral)");
   cmd->add_option("--tokenizer", options->tokenizer, "byte-level (default), bpe or spm");
@@ -43,7 +64,7 @@ void add_make_test_model_command(CLI::App& app) {
       ->check(CLI::Range(1.0f, 64.0f));
   cmd->add_option("--yarn-context", options->yarn_context,
                   "YaRN's original context length (default 128)")
-      ->check(CLI::Range(1, 4096));
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--attn-temperature", options->temperature,
                   "mistral3's attention temperature scale over the original context (default: "
                   "none)")
@@ -55,16 +76,24 @@ void add_make_test_model_command(CLI::App& app) {
     if (options->type_zoo) {
       model::build_type_zoo(options->seed).write(options->out);
     } else {
-      model::TestModelSpec spec;
+      model::TestModelSpec spec = options->dims;
       const auto arch = model::arch_by_name(options->arch);
       if (!arch)
         fail("--arch: unknown architecture '", options->arch, "' (", model::kArchNames, ")");
       spec.arch = *arch;
-      const auto type = gguf::parse_type_name(options->type);
+      spec.q4_k_m = options->type == "q4_k_m";
+      const auto type = gguf::parse_type_name(spec.q4_k_m ? "q4_k" : options->type);
       if (!type) fail("--type: unknown ggml type '", options->type, "'");
+      if (spec.n_embd % 256 != 0 || spec.n_ff % 256 != 0 || spec.n_head * spec.head_dim % 256 != 0)
+        fail(
+            "--embd, --ff and --heads times --head-dim must be multiples of 256, so every "
+            "type's blocks fit");
+      if (spec.n_head % spec.n_head_kv != 0)
+        fail("--heads (", spec.n_head, ") must be a multiple of --kv-heads (", spec.n_head_kv, ")");
       spec.weight_type = *type;
       spec.seed = options->seed;
-      spec.n_layer = options->layers;
+      spec.vocab_from = options->vocab_from;
+      spec.untied_output = options->untied;
       spec.name = options->name;
       spec.tokenizer = model::parse_test_tokenizer(options->tokenizer);
       spec.pre = options->pre;

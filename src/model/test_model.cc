@@ -16,10 +16,11 @@ class ModelBuilder {
  public:
   explicit ModelBuilder(const TestModelSpec& spec) : spec_(spec), rng_(spec.seed) {}
 
-  void matrix(const std::string& name, int64_t n_in, int64_t n_out) {
-    writer_.add_tensor(
-        name, spec_.weight_type, {n_in, n_out},
-        gguf::random_tensor_bytes(spec_.weight_type, n_in, n_out, rng_, kWeightScale));
+  void matrix(const std::string& name, int64_t n_in, int64_t n_out,
+              gguf::GgmlType q4_k_m_type = gguf::GgmlType::kQ4_K) {
+    const gguf::GgmlType type = spec_.q4_k_m ? q4_k_m_type : spec_.weight_type;
+    writer_.add_tensor(name, type, {n_in, n_out},
+                       gguf::random_tensor_bytes(type, n_in, n_out, rng_, kWeightScale));
   }
 
   void vector(const std::string& name, int64_t n, float mean, float scale) {
@@ -31,8 +32,9 @@ class ModelBuilder {
     const int64_t n_vocab = write_metadata();
     matrix("token_embd.weight", spec_.n_embd, n_vocab);
     vector("output_norm.weight", spec_.n_embd, 1.0f, kNormScale);
-    if (spec_.arch == Arch::kQwen2) matrix("output.weight", spec_.n_embd, n_vocab);
-    for (int64_t il = 0; il < spec_.n_layer; ++il) write_layer("blk." + std::to_string(il) + ".");
+    if (spec_.arch == Arch::kQwen2 || spec_.untied_output)
+      matrix("output.weight", spec_.n_embd, n_vocab, gguf::GgmlType::kQ6_K);
+    for (int64_t il = 0; il < spec_.n_layer; ++il) write_layer(il);
     return std::move(writer_);
   }
 
@@ -74,17 +76,28 @@ class ModelBuilder {
                            static_cast<uint32_t>(spec_.swa_pattern));
       }
     }
-    writer_.set_uint32("general.file_type", 0);
+    constexpr uint32_t kFileTypeQ4KM = 15;  // llama_ftype LLAMA_FTYPE_MOSTLY_Q4_K_M
+    writer_.set_uint32("general.file_type", spec_.q4_k_m ? kFileTypeQ4KM : 0);
+    if (!spec_.vocab_from.empty()) return copy_vocab(writer_, spec_.vocab_from);
     return add_test_vocab(writer_, spec_.tokenizer, spec_.pre);
   }
 
-  void write_layer(const std::string& prefix) {
+  // llama.cpp's use_more_bits: the layers whose attn_v and ffn_down Q4_K_M
+  // keeps in Q6_K.
+  gguf::GgmlType more_bits_type(int64_t il) const {
+    const int64_t n = spec_.n_layer;
+    const bool more_bits = il < n / 8 || il >= 7 * n / 8 || (il - n / 8) % 3 == 2;
+    return more_bits ? gguf::GgmlType::kQ6_K : gguf::GgmlType::kQ4_K;
+  }
+
+  void write_layer(int64_t il) {
+    const std::string prefix = "blk." + std::to_string(il) + ".";
     const int64_t q_dim = spec_.n_head * spec_.head_dim;
     const int64_t kv_dim = spec_.n_head_kv * spec_.head_dim;
     vector(prefix + "attn_norm.weight", spec_.n_embd, 1.0f, kNormScale);
     matrix(prefix + "attn_q.weight", spec_.n_embd, q_dim);
     matrix(prefix + "attn_k.weight", spec_.n_embd, kv_dim);
-    matrix(prefix + "attn_v.weight", spec_.n_embd, kv_dim);
+    matrix(prefix + "attn_v.weight", spec_.n_embd, kv_dim, more_bits_type(il));
     matrix(prefix + "attn_output.weight", q_dim, spec_.n_embd);
     if (spec_.arch == Arch::kQwen2) {
       vector(prefix + "attn_q.bias", q_dim, 0.0f, kWeightScale);
@@ -102,7 +115,7 @@ class ModelBuilder {
     vector(prefix + "ffn_norm.weight", spec_.n_embd, 1.0f, kNormScale);
     matrix(prefix + "ffn_gate.weight", spec_.n_embd, spec_.n_ff);
     matrix(prefix + "ffn_up.weight", spec_.n_embd, spec_.n_ff);
-    matrix(prefix + "ffn_down.weight", spec_.n_ff, spec_.n_embd);
+    matrix(prefix + "ffn_down.weight", spec_.n_ff, spec_.n_embd, more_bits_type(il));
   }
 
   TestModelSpec spec_;

@@ -34,6 +34,13 @@ struct TestModelSpec {
   float yarn_factor = 0.0f;
   int64_t yarn_original_context = 128;
   float attn_temperature_scale = 0.0f;  // mistral3's attention.temperature_scale; 0: none
+  // llama.cpp's Q4_K_M mix instead of weight_type: Q6_K for output and for
+  // attn_v and ffn_down of its "more bits" layers, Q4_K elsewhere.
+  bool q4_k_m = false;
+  bool untied_output = false;  // an output.weight of its own (qwen2 always has one)
+  // A GGUF file whose tokenizer.* keys replace spec.tokenizer's vocabulary, so
+  // a generated model has a real model's vocabulary size and chat template.
+  std::string vocab_from;
 };
 
 // The model as a writer, ready to write or to serialize in memory. Its

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gguf/reader.h"
 #include "tokenizer/byte_unicode.h"
 #include "util/error.h"
 
@@ -167,6 +168,16 @@ int64_t add_test_vocab(gguf::GgufWriter& writer, TestTokenizer kind, const std::
       return add_spm(writer);
   }
   fail("unknown test tokenizer");
+}
+
+int64_t copy_vocab(gguf::GgufWriter& writer, const std::string& path) {
+  const gguf::GgufFile file = gguf::GgufFile::open(path);
+  const gguf::MetaArray* tokens = file.get_array("tokenizer.ggml.tokens");
+  if (tokens == nullptr) fail(path, ": no tokenizer.ggml.tokens to copy a vocabulary from");
+  for (const gguf::MetaEntry& entry : file.metadata()) {
+    if (entry.key.starts_with("tokenizer.")) writer.set(entry.key, entry.value);
+  }
+  return static_cast<int64_t>(tokens->count);
 }
 
 }  // namespace eventkv::model

@@ -22,4 +22,8 @@ TestTokenizer parse_test_tokenizer(const std::string& name);
 // tokenizer.ggml.pre value of the BPE kinds.
 int64_t add_test_vocab(gguf::GgufWriter& writer, TestTokenizer kind, const std::string& pre);
 
+// Copies the tokenizer.* keys of the GGUF file at `path`; returns its
+// vocabulary size. Throws Error when the file has no tokenizer.ggml.tokens.
+int64_t copy_vocab(gguf::GgufWriter& writer, const std::string& path);
+
 }  // namespace eventkv::model

@@ -1,0 +1,54 @@
+// Generated models of a real model's shape (make-test-model --embd ...
+// --type q4_k_m --vocab-from FILE), the files the 8B-shaped measurements
+// run on: llama.cpp's Q4_K_M mix, the copied vocabulary, an untied output.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "gguf/reader.h"
+#include "model/config.h"
+#include "model/test_model.h"
+#include "test_support.h"
+
+namespace eventkv::model {
+namespace {
+
+TEST(TestModelShape, Q4KMMixCopiedVocabularyAndUntiedOutput) {
+  const std::string vocab =
+      eventkv::testing::shared_dir() / "testdata" / "vocab" / "ggml-vocab-gpt-2.gguf";
+  TestModelSpec spec;
+  spec.arch = Arch::kQwen3;
+  spec.n_layer = 16;
+  spec.n_ff = 768;
+  spec.q4_k_m = true;
+  spec.untied_output = true;
+  spec.vocab_from = vocab;
+  const std::vector<uint8_t> bytes = build_test_model(spec).to_bytes();
+  const gguf::GgufFile file = gguf::GgufFile::parse(bytes, "shape.gguf");
+  const gguf::GgufFile source = gguf::GgufFile::open(vocab);
+
+  const ModelConfig config = config_from_gguf(file);
+  EXPECT_EQ(config.n_vocab, source.get_array("tokenizer.ggml.tokens")->count);
+  EXPECT_EQ(config.n_ff, 768);
+  EXPECT_FALSE(config.tied_output);
+  EXPECT_EQ(file.get_string("tokenizer.ggml.pre"), source.get_string("tokenizer.ggml.pre"));
+  EXPECT_EQ(file.get_uint("general.file_type"), 15u);
+
+  // llama.cpp's use_more_bits over 16 layers: 0, 1, 4, 7, 10, 13, 14, 15.
+  const std::vector<int> more_bits = {0, 1, 4, 7, 10, 13, 14, 15};
+  for (int il = 0; il < 16; ++il) {
+    const bool more = std::find(more_bits.begin(), more_bits.end(), il) != more_bits.end();
+    const std::string prefix = "blk." + std::to_string(il) + ".";
+    const gguf::GgmlType wide = more ? gguf::GgmlType::kQ6_K : gguf::GgmlType::kQ4_K;
+    EXPECT_EQ(file.tensor(prefix + "attn_v.weight").type, wide) << il;
+    EXPECT_EQ(file.tensor(prefix + "ffn_down.weight").type, wide) << il;
+    EXPECT_EQ(file.tensor(prefix + "attn_q.weight").type, gguf::GgmlType::kQ4_K) << il;
+  }
+  EXPECT_EQ(file.tensor("output.weight").type, gguf::GgmlType::kQ6_K);
+  EXPECT_EQ(file.tensor("token_embd.weight").type, gguf::GgmlType::kQ4_K);
+}
+
+}  // namespace
+}  // namespace eventkv::model
