@@ -32,26 +32,98 @@ constexpr int kTileTokens = 1;
 // stay in L2 while the rows stream past.
 constexpr int64_t kBlockTiles = 8;
 
+#if defined(__AVX2__) && !defined(__AVX512F__)
+typedef float v8f32 __attribute__((vector_size(32)));
+
+v8f32 load8f(const float* p) {
+  v8f32 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+__m256i load256(const uint8_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+__m256i broadcast4(const int8_t* p) {
+  int32_t x4;
+  std::memcpy(&x4, p, sizeof(x4));
+  return _mm256_set1_epi32(x4);
+}
+
+// AVX2 has no vpdpbusd, and 64-byte vectors spill its 16 ymm registers, so
+// this variant works on the group's two 8-row halves in registers of its
+// own: vpmaddubsw multiplies 4 columns' quants by one token's 4 activation
+// bytes into int16 pairs, two such steps (8 columns) add in int16 (q < 64,
+// |x| <= 127: |sum| <= 4 * 63 * 127 < 32768) before vpmaddwd widens them.
+// The integer sums are exact, and the f32 part is the same expression as
+// the other variants', so every ISA computes the same values.
+template <int64_t kColumns>
+void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y) {
+  constexpr int kT = kTileTokens;
+  const int64_t n = w.n_in;
+  const int64_t scale_groups = n / kColumns;
+  const uint8_t* q = w.q.data() + g * n * kInt8GroupRows;
+  const float* scale = w.scale.data() + g * scale_groups * kInt8GroupRows;
+  const float* offset = w.offset.data() + g * scale_groups * kInt8GroupRows;
+  const int8_t* xq = x.q.data() + tile_index * n * kT;
+  const float* xd = x.d.data() + tile_index * (n / 32) * kT;
+  const float* xdsum =
+      (kColumns == 32 ? x.dsum32 : x.dsum16).data() + tile_index * scale_groups * kT;
+  const __m256i ones = _mm256_set1_epi16(1);
+  v8f32 acc[kT][2] = {};
+  for (int64_t c = 0; c < scale_groups; ++c) {
+    __m256i sums[kT][2];
+    for (auto& token : sums) token[0] = token[1] = _mm256_setzero_si256();
+    for (int64_t k = kColumns * c; k < kColumns * c + kColumns; k += 8) {
+      const uint8_t* w0 = q + k * kInt8GroupRows;
+      const uint8_t* w1 = w0 + 4 * kInt8GroupRows;
+      const __m256i w0_halves[2] = {load256(w0), load256(w0 + 32)};
+      const __m256i w1_halves[2] = {load256(w1), load256(w1 + 32)};
+      for (int t = 0; t < kT; ++t) {
+        const __m256i x0 = broadcast4(xq + (k / 4 * kT + t) * 4);
+        const __m256i x1 = broadcast4(xq + ((k / 4 + 1) * kT + t) * 4);
+        for (int h = 0; h < 2; ++h) {
+          const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(w0_halves[h], x0),
+                                                 _mm256_maddubs_epi16(w1_halves[h], x1));
+          sums[t][h] = _mm256_add_epi32(sums[t][h], _mm256_madd_epi16(pairs, ones));
+        }
+      }
+    }
+    const int64_t c32 = kColumns * c / 32;
+    for (int h = 0; h < 2; ++h) {
+      const v8f32 a = load8f(scale + c * kInt8GroupRows + 8 * h);
+      const v8f32 b = load8f(offset + c * kInt8GroupRows + 8 * h);
+      for (int t = 0; t < kT; ++t) {
+        const float d = xd[c32 * kT + t];
+        const float dsum = xdsum[c * kT + t];
+        const v8f32 sum = _mm256_cvtepi32_ps(sums[t][h]);
+        acc[t][h] = sum * (a * d) - b * dsum + acc[t][h];
+      }
+    }
+  }
+  const int64_t rows = std::min(kInt8GroupRows, w.n_out - g * kInt8GroupRows);
+  const int64_t tokens = std::min<int64_t>(kT, x.n_tokens - tile_index * kT);
+  for (int64_t t = 0; t < tokens; ++t) {
+    float out[kInt8GroupRows];
+    std::memcpy(out, &acc[t][0], sizeof(acc[t][0]));
+    std::memcpy(out + 8, &acc[t][1], sizeof(acc[t][1]));
+    std::memcpy(y + (tile_index * kT + t) * w.n_out + g * kInt8GroupRows, out,
+                static_cast<size_t>(rows) * sizeof(float));
+  }
+}
+#else
+v16f32 load16f(const float* p) {
+  v16f32 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
 // acc[r] + sum_j w[4 r + j] * x4's byte j (signed), for the 16 rows r.
 v16i32 dot4(v16i32 acc, v64u8 w, int32_t x4) {
 #if defined(__AVX512VNNI__)
   return reinterpret_cast<v16i32>(_mm512_dpbusd_epi32(
       reinterpret_cast<__m512i>(acc), reinterpret_cast<__m512i>(w), _mm512_set1_epi32(x4)));
-#elif defined(__AVX2__)
-  // q < 64 and |x| <= 127: a pair of products fits vpmaddubsw's int16.
-  __m256i halves[2];
-  std::memcpy(halves, &w, sizeof(halves));
-  const __m256i x = _mm256_set1_epi32(x4);
-  const __m256i ones = _mm256_set1_epi16(1);
-  __m256i sums[2];
-  std::memcpy(sums, &acc, sizeof(sums));
-  for (int h = 0; h < 2; ++h) {
-    sums[h] =
-        _mm256_add_epi32(sums[h], _mm256_madd_epi16(_mm256_maddubs_epi16(halves[h], x), ones));
-  }
-  v16i32 out;
-  std::memcpy(&out, sums, sizeof(out));
-  return out;
 #else
   int8_t x[4];
   std::memcpy(x, &x4, sizeof(x));
@@ -60,12 +132,6 @@ v16i32 dot4(v16i32 acc, v64u8 w, int32_t x4) {
   }
   return acc;
 #endif
-}
-
-v16f32 load16f(const float* p) {
-  v16f32 v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
 }
 
 // Group g's rows times the tokens of one tile, kColumns columns per scale;
@@ -110,6 +176,8 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
                 static_cast<size_t>(rows) * sizeof(float));
   }
 }
+
+#endif
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 // The many-token product with int8 activations on int8 panels
 // (model/weights.h Int8Panels): each 4 columns of 16 rows times one token's
-// 4 activation bytes is one vpdpbusd (AVX-512 VNNI), integer sums per scale
+// 4 activation bytes is one vpdpbusd (AVX-512 VNNI; two vpmaddubsw on AVX2,
+// whose int16 pairs widen once per 8 columns), integer sums per scale
 // (32 or 16 columns), scaled in f32. Used by compute::matmul for kInt8 precision when a
 // matrix has int8 panels. Every token's sums run in the same order whatever
 // the other tokens, so a token's row does not depend on its batch.

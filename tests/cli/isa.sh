@@ -9,7 +9,7 @@ tests=$1
 eventkv=$2
 generated='gemma3_q5_0:llama_q8_0:mistral_q4_k:qwen2_f16:qwen3_q6_k'
 logits="Fixtures/ForwardReference.*/${generated//:/:Fixtures/ForwardReference.*/}"
-kernels="Attention.*:Matmul.*:ActivationQ8.*:Types/Int8Kernel.*:$logits"
+kernels="Attention.*:Matmul.*:ActivationQ8.*:Types/Int8Kernel.*:Types/Int8Gemm.*:$logits"
 failures=0
 
 for isa in avx2 x86_64; do

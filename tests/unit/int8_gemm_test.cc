@@ -5,7 +5,10 @@
 // - matmul with kInt8 on them equals a double-precision product of the
 //   dequantized weights with x, within what rounding x to 8 bits per 32
 //   values can move it (half a step per value);
-// - a token's row has the same bits whatever tokens share its batch.
+// - a token's row has the same bits whatever tokens share its batch;
+// - every instruction set this CPU runs computes the same integer sums, so
+//   their products differ by f32 rounding at most (fused multiply-adds or
+//   not).
 // The row count (40) leaves the last group of 16 padded.
 #include <gtest/gtest.h>
 
@@ -15,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/kernels.h"
 #include "compute/matmul.h"
 #include "compute/quant_types.h"
 #include "gguf/random_tensor.h"
@@ -117,6 +121,22 @@ TEST_P(Int8Gemm, ATokensRowDoesNotDependOnItsBatch) {
     for (int64_t i = 0; i < 3 * kGemmOut; ++i) {
       ASSERT_EQ(std::memcmp(&three[i], &all[t0 * kGemmOut + i], sizeof(float)), 0)
           << "token " << t0 + i / kGemmOut << ", row " << i % kGemmOut;
+    }
+  }
+}
+
+TEST_P(Int8Gemm, EveryInstructionSetAgreesToF32Rounding) {
+  const std::vector<const Kernels*> variants = supported_kernels();
+  std::vector<std::vector<float>> products;
+  for (const Kernels* variant : variants) {
+    products.emplace_back(static_cast<size_t>(kGemmTokens * kGemmOut));
+    variant->matmul(w_, x_.data(), kGemmTokens, products.back().data(), pool_,
+                    ActivationPrecision::kInt8);
+  }
+  for (size_t v = 1; v < variants.size(); ++v) {
+    for (size_t i = 0; i < products[0].size(); ++i) {
+      ASSERT_NEAR(products[v][i], products[0][i], 1e-5f * (1.0f + std::abs(products[0][i])))
+          << variants[v]->isa << " against " << variants[0]->isa << ", value " << i;
     }
   }
 }
