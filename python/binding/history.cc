@@ -199,18 +199,22 @@ class History {
     nb::dict out;
     const auto n = static_cast<size_t>(event.tokens.size());
     for (int64_t layer = 0; layer < c.n_layer; ++layer) {
-      std::vector<float> k(n * static_cast<size_t>(c.kv_dim()));
-      std::vector<float> v(n * static_cast<size_t>(c.v_dim()));
+      // A kv-shared layer (gemma4) attends to the rows of its source layer.
+      const int64_t source = c.layer(layer).kv_layer;
+      const auto k_dim = static_cast<size_t>(c.kv_dim(layer));
+      const auto v_dim = static_cast<size_t>(c.v_dim(layer));
+      std::vector<float> k(n * k_dim);
+      std::vector<float> v(n * v_dim);
       for (int32_t s = event.begin; s < event.end(); ++s) {
         const auto t = static_cast<size_t>(s - event.begin);
-        storage.read_k(layer, h.cell_of(s), 0, c.kv_dim(), k.data() + t * c.kv_dim());
-        storage.read_v(layer, h.cell_of(s), 0, c.v_dim(), v.data() + t * c.v_dim());
+        storage.read_k(source, h.cell_of(s), 0, c.kv_dim(layer), k.data() + t * k_dim);
+        storage.read_v(source, h.cell_of(s), 0, c.v_dim(layer), v.data() + t * v_dim);
       }
-      const auto heads = static_cast<size_t>(c.n_head_kv);
+      const auto heads = static_cast<size_t>(c.layer(layer).n_head_kv);
       out[str_cat("blocks.", layer, ".attn.hook_rot_k").c_str()] =
-          owned_array(std::move(k), {n, heads, static_cast<size_t>(c.head_dim)});
+          owned_array(std::move(k), {n, heads, static_cast<size_t>(c.layer(layer).head_dim)});
       out[str_cat("blocks.", layer, ".attn.hook_v").c_str()] =
-          owned_array(std::move(v), {n, heads, static_cast<size_t>(c.head_dim_v)});
+          owned_array(std::move(v), {n, heads, static_cast<size_t>(c.layer(layer).head_dim_v)});
     }
     return out;
   }

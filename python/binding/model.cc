@@ -42,7 +42,7 @@ int64_t checked_kv_cells(const LoadedModel& model, int64_t cells) {
     fail("kv_cells must be from 1 to ", limit, " (", model.path, "'s trained context of ",
          c.n_ctx_train, " tokens, or the default of ", probe::kDefaultKvCells, "), not ", cells);
   }
-  const int64_t bytes = c.n_layer * cells * (c.kv_dim() + c.v_dim()) * 4;
+  const int64_t bytes = cells * c.kv_values_per_token() * 4;
   if (bytes > physical_memory_bytes()) {
     fail("kv_cells ", cells, ": its KV rows would take ", bytes >> 20, " MiB, more than this ",
          "machine's memory");

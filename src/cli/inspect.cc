@@ -80,6 +80,24 @@ json config_json(const model::ModelConfig& c) {
     fields["attn_temp_scale"] = c.attn_temperature_scale;
     fields["attn_temp_length"] = c.attn_temperature_length;
   }
+  if (c.arch == model::Arch::kGemma4) {
+    // Per layer: sliding or full, kv heads x head size, the FFN width, and
+    // for a kv-shared layer the layer whose K and V it reads.
+    json layers = json::array();
+    for (int64_t il = 0; il < c.n_layer; ++il) {
+      const model::LayerShape& l = c.layer(il);
+      std::string text = std::string(c.is_local_layer(il) ? "sliding " : "full ") +
+                         std::to_string(l.n_head_kv) + "x" + std::to_string(l.head_dim) + " ff " +
+                         std::to_string(l.n_ff);
+      if (!c.has_kv(il)) text += " kv of " + std::to_string(l.kv_layer);
+      layers.push_back(text);
+    }
+    fields["layers"] = layers;
+    fields["n_rot_local"] = c.n_rot_local;
+    fields["proportional_rope"] = !c.rope_freq_factors.empty();
+    fields["v_norm"] = c.v_norm;
+    fields["n_embd_per_layer"] = c.n_embd_per_layer;
+  }
   return fields;
 }
 

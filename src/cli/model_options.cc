@@ -19,8 +19,8 @@ namespace {
 void check_context(int64_t n, int64_t limit, const std::string& limit_text,
                    const model::ModelConfig& config) {
   if (n > limit) usage_error("--ctx", str_cat(n, " is more than ", limit_text));
-  const double bytes = static_cast<double>(config.n_layer) * static_cast<double>(n) *
-                       static_cast<double>(config.kv_dim() + config.v_dim()) * sizeof(float);
+  const double bytes =
+      static_cast<double>(n) * static_cast<double>(config.kv_values_per_token()) * sizeof(float);
   const auto memory = static_cast<double>(physical_memory_bytes());
   if (bytes > memory) {
     usage_error("--ctx", str_cat(n, " tokens of KV cache would take ", bytes / (1 << 30),

@@ -1,25 +1,46 @@
 #include "compute/kv_storage.h"
 
 #include <cstring>
+#include <utility>
 
 #include "util/error.h"
 #include "util/half.h"
 
 namespace eventkv::compute {
 
-KvStorage::KvStorage(int64_t n_layer, int64_t capacity, int64_t k_dim, int64_t v_dim, KvType type)
-    : n_layer_(n_layer), capacity_(capacity), k_dim_(k_dim), v_dim_(v_dim), type_(type) {
-  if (n_layer <= 0 || capacity <= 0 || k_dim <= 0 || v_dim <= 0) {
-    fail("KV storage needs positive sizes (layers ", n_layer, ", capacity ", capacity, ")");
+KvStorage::KvStorage(int64_t capacity, std::vector<int64_t> k_dims, std::vector<int64_t> v_dims,
+                     KvType type)
+    : capacity_(capacity), k_dims_(std::move(k_dims)), v_dims_(std::move(v_dims)), type_(type) {
+  const auto n_layer = static_cast<int64_t>(k_dims_.size());
+  if (n_layer == 0 || v_dims_.size() != k_dims_.size() || capacity <= 0) {
+    fail("KV storage needs layers and a positive capacity (layers ", n_layer, ", capacity ",
+         capacity, ")");
   }
+  for (int64_t il = 0; il < n_layer; ++il) {
+    if (k_dim(il) < 0 || v_dim(il) < 0) fail("KV storage: negative row width in layer ", il);
+    k_offsets_.push_back(values_per_cell_ * kPageCells);
+    v_offsets_.push_back((values_per_cell_ + k_dim(il)) * kPageCells);
+    values_per_cell_ += k_dim(il) + v_dim(il);
+  }
+  if (values_per_cell_ == 0) fail("KV storage: no layer stores rows");
   const int64_t n_pages = (capacity + kPageCells - 1) / kPageCells;
   pages_.resize(static_cast<size_t>(n_pages));
   live_per_page_.assign(static_cast<size_t>(n_pages), 0);
   live_.assign(static_cast<size_t>(capacity), 0);
 }
 
+KvStorage KvStorage::for_model(const model::ModelConfig& config, int64_t capacity, KvType type) {
+  std::vector<int64_t> k_dims;
+  std::vector<int64_t> v_dims;
+  for (int64_t il = 0; il < config.n_layer; ++il) {
+    k_dims.push_back(config.has_kv(il) ? config.kv_dim(il) : 0);
+    v_dims.push_back(config.has_kv(il) ? config.v_dim(il) : 0);
+  }
+  return {capacity, std::move(k_dims), std::move(v_dims), type};
+}
+
 size_t KvStorage::bytes_per_cell() const {
-  return static_cast<size_t>(n_layer_ * (k_dim_ + v_dim_)) * element_bytes();
+  return static_cast<size_t>(values_per_cell_) * element_bytes();
 }
 
 size_t KvStorage::bytes_held() const {
@@ -33,11 +54,10 @@ uint8_t* KvStorage::cell_row(int64_t layer, int64_t cell, bool is_k) const {
     fail("KV cell ", cell, " is not live");
   uint8_t* page = pages_[static_cast<size_t>(cell / kPageCells)].get();
   const int64_t in_page = cell % kPageCells;
-  if (is_k)
-    return page + static_cast<size_t>((layer * kPageCells + in_page) * k_dim_) * element_bytes();
-  const size_t v_base = static_cast<size_t>(n_layer_ * kPageCells * k_dim_) * element_bytes();
-  return page + v_base +
-         static_cast<size_t>((layer * kPageCells + in_page) * v_dim_) * element_bytes();
+  const auto il = static_cast<size_t>(layer);
+  const int64_t element =
+      is_k ? k_offsets_[il] + in_page * k_dims_[il] : v_offsets_[il] + in_page * v_dims_[il];
+  return page + static_cast<size_t>(element) * element_bytes();
 }
 
 void KvStorage::activate(int64_t cell) {
@@ -94,11 +114,11 @@ void KvStorage::read_row(const uint8_t* src, float* dst, int64_t n) const {
 }
 
 void KvStorage::write_k(int64_t layer, int64_t cell, const float* values) {
-  write_row(cell_row(layer, cell, true), values, k_dim_);
+  write_row(cell_row(layer, cell, true), values, k_dim(layer));
 }
 
 void KvStorage::write_v(int64_t layer, int64_t cell, const float* values) {
-  write_row(cell_row(layer, cell, false), values, v_dim_);
+  write_row(cell_row(layer, cell, false), values, v_dim(layer));
 }
 
 void KvStorage::read_k(int64_t layer, int64_t cell, int64_t first, int64_t n, float* out) const {
@@ -111,13 +131,12 @@ void KvStorage::read_v(int64_t layer, int64_t cell, int64_t first, int64_t n, fl
 
 void KvStorage::copy_cell(const KvStorage& source, int64_t from_cell, int64_t to_cell,
                           int64_t layer_begin, int64_t layer_end) {
-  if (source.n_layer_ != n_layer_ || source.k_dim_ != k_dim_ || source.v_dim_ != v_dim_ ||
-      source.type_ != type_) {
+  if (source.k_dims_ != k_dims_ || source.v_dims_ != v_dims_ || source.type_ != type_) {
     fail("copy_cell: KV storages of different shapes or types");
   }
   for (int64_t il = layer_begin; il < layer_end; ++il) {
-    std::memcpy(k_bytes_mut(il, to_cell), source.k_bytes(il, from_cell), k_row_bytes());
-    std::memcpy(v_bytes_mut(il, to_cell), source.v_bytes(il, from_cell), v_row_bytes());
+    std::memcpy(k_bytes_mut(il, to_cell), source.k_bytes(il, from_cell), k_row_bytes(il));
+    std::memcpy(v_bytes_mut(il, to_cell), source.v_bytes(il, from_cell), v_row_bytes(il));
   }
 }
 

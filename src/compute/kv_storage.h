@@ -1,13 +1,16 @@
 // Per-layer key and value rows of a KV cache, one row per cell; K is stored
-// after RoPE, in f32 or f16. Memory comes in pages of kPageCells cells that
-// are allocated when a cell is first written and freed when every cell of
-// the page is released, so evicting rows really returns memory. Cells carry
-// no meaning here: callers decide which cell holds which token.
+// after RoPE, in f32 or f16. Each layer has its own row widths; a layer of
+// width 0 (gemma4's kv-shared layers) stores nothing. Memory comes in pages of kPageCells cells
+// that are allocated when a cell is first written and freed when every cell of the page is
+// released, so evicting rows really returns memory. Cells carry no meaning here: callers decide
+// which cell holds which token.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include "model/config.h"
 
 namespace eventkv::compute {
 
@@ -17,13 +20,17 @@ class KvStorage {
  public:
   static constexpr int64_t kPageCells = 64;
 
-  // Room for `capacity` cells; no memory is taken until cells are written.
-  KvStorage(int64_t n_layer, int64_t capacity, int64_t k_dim, int64_t v_dim, KvType type);
+  // Room for `capacity` cells with layer il's K and V rows k_dims[il] and
+  // v_dims[il] wide; no memory is taken until cells are written.
+  KvStorage(int64_t capacity, std::vector<int64_t> k_dims, std::vector<int64_t> v_dims,
+            KvType type);
+  // The rows `config`'s layers store: K and V of every layer that has them.
+  static KvStorage for_model(const model::ModelConfig& config, int64_t capacity, KvType type);
 
-  int64_t n_layer() const { return n_layer_; }
+  int64_t n_layer() const { return static_cast<int64_t>(k_dims_.size()); }
   int64_t capacity() const { return capacity_; }
-  int64_t k_dim() const { return k_dim_; }
-  int64_t v_dim() const { return v_dim_; }
+  int64_t k_dim(int64_t layer) const { return k_dims_[static_cast<size_t>(layer)]; }
+  int64_t v_dim(int64_t layer) const { return v_dims_[static_cast<size_t>(layer)]; }
   KvType type() const { return type_; }
   size_t bytes_per_cell() const;  // K and V rows of every layer
   size_t bytes_held() const;      // memory of the allocated pages
@@ -54,8 +61,12 @@ class KvStorage {
   const uint8_t* v_bytes(int64_t layer, int64_t cell) const;
   uint8_t* k_bytes_mut(int64_t layer, int64_t cell);
   uint8_t* v_bytes_mut(int64_t layer, int64_t cell);
-  size_t k_row_bytes() const { return static_cast<size_t>(k_dim_) * element_bytes(); }
-  size_t v_row_bytes() const { return static_cast<size_t>(v_dim_) * element_bytes(); }
+  size_t k_row_bytes(int64_t layer) const {
+    return static_cast<size_t>(k_dim(layer)) * element_bytes();
+  }
+  size_t v_row_bytes(int64_t layer) const {
+    return static_cast<size_t>(v_dim(layer)) * element_bytes();
+  }
 
  private:
   size_t element_bytes() const { return type_ == KvType::kF32 ? 4 : 2; }
@@ -64,9 +75,14 @@ class KvStorage {
   void write_row(uint8_t* dst, const float* src, int64_t dim) const;
   void read_row(const uint8_t* src, float* dst, int64_t n) const;
 
-  int64_t n_layer_, capacity_, k_dim_, v_dim_;
+  int64_t capacity_;
+  std::vector<int64_t> k_dims_, v_dims_;  // [n_layer]
+  // Where layer il's K and V rows start in a page, in elements.
+  std::vector<int64_t> k_offsets_, v_offsets_;
+  int64_t values_per_cell_ = 0;
   KvType type_;
-  // Page layout: K rows [n_layer][kPageCells][k_dim], then V rows likewise.
+  // Page layout: per layer, K rows [kPageCells][k_dim(il)], then V rows
+  // [kPageCells][v_dim(il)].
   std::vector<std::unique_ptr<uint8_t[]>> pages_;
   std::vector<int32_t> live_per_page_;
   std::vector<uint8_t> live_;

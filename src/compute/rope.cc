@@ -22,9 +22,10 @@ RopeParams rope_params(const model::ModelConfig& config, bool local) {
   RopeParams p;
   p.pairing =
       config.rope_type == model::RopeType::kNorm ? RopePairing::kAdjacent : RopePairing::kHalfSplit;
-  p.n_rot = config.n_rot;
+  p.n_rot = local ? config.n_rot_local : config.n_rot;
   p.freq_base = local ? config.rope_freq_base_local : config.rope_freq_base;
   p.freq_scale = local ? 1.0f : config.rope_freq_scale;
+  if (!local) p.freq_factors = config.rope_freq_factors;
   if (config.rope_yarn && !local) {
     p.yarn = true;
     const float low = std::floor(correction_dim(config.n_rot, config.rope_n_ctx_orig,
@@ -60,9 +61,9 @@ RopeTable make_rope_table(const RopeParams& params, const int32_t* positions, in
   table.cos.resize(static_cast<size_t>(n_positions * half));
   table.sin.resize(table.cos.size());
   for (int64_t i = 0; i < half; ++i) {
-    const double inv_freq =
-        std::pow(static_cast<double>(params.freq_base),
-                 -2.0 * static_cast<double>(i) / static_cast<double>(params.n_rot));
+    double inv_freq = std::pow(static_cast<double>(params.freq_base),
+                               -2.0 * static_cast<double>(i) / static_cast<double>(params.n_rot));
+    if (!params.freq_factors.empty()) inv_freq /= params.freq_factors[static_cast<size_t>(i)];
     // YaRN: the share of the unscaled angle (1 below yarn_low, 0 above yarn_high).
     double unscaled = 0.0;
     if (params.yarn) {

@@ -3,7 +3,8 @@
 // YaRN, pair i's angle blends the scaled angle and the unscaled one
 // (position * base^(-2i/n_rot)) by a ramp that is 1 (unscaled) below
 // pair yarn_low and 0 (scaled) above yarn_high, and cos and sin are
-// multiplied by mscale.
+// multiplied by mscale. With freq_factors (gemma4's proportional RoPE),
+// pair i's frequency is divided by freq_factors[i].
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,7 @@ struct RopeParams {
   float yarn_low = 0.0f;  // pair indices where the ramp starts and ends
   float yarn_high = 0.0f;
   float mscale = 1.0f;
+  std::vector<float> freq_factors;  // [n_rot / 2] or empty
 };
 
 // cos and sin of every (position, pair): [n_positions, n_rot / 2] each,
@@ -34,7 +36,7 @@ struct RopeTable {
 };
 
 // RoPE of a model's global or local (sliding-window) layers: local layers use
-// their own base and no scaling.
+// their own base and rotated dimensions, and no scaling or frequency factors.
 RopeParams rope_params(const model::ModelConfig& config, bool local);
 RopeParams layer_rope(const model::ModelConfig& config, int64_t il);
 

@@ -22,8 +22,8 @@ bool same_rows(const kv::EventKV& a, const kv::EventKV& b) {
   if (a.n_slots() != b.n_slots()) return false;
   const compute::KvStorage& sa = a.arena().storage();
   const compute::KvStorage& sb = b.arena().storage();
-  std::vector<float> ra(static_cast<size_t>(std::max(sa.k_dim(), sa.v_dim())));
-  std::vector<float> rb(ra.size());
+  std::vector<float> ra;
+  std::vector<float> rb;
   const auto same = [&](int64_t n) {
     return std::memcmp(ra.data(), rb.data(), static_cast<size_t>(n) * sizeof(float)) == 0;
   };
@@ -33,12 +33,14 @@ bool same_rows(const kv::EventKV& a, const kv::EventKV& b) {
     if ((ca < 0) != (cb < 0)) return false;
     if (ca < 0 || a.position_of(s) != b.position_of(s)) continue;
     for (int64_t il = 0; il < sa.n_layer(); ++il) {
-      sa.read_k(il, ca, 0, sa.k_dim(), ra.data());
-      sb.read_k(il, cb, 0, sb.k_dim(), rb.data());
-      if (!same(sa.k_dim())) return false;
-      sa.read_v(il, ca, 0, sa.v_dim(), ra.data());
-      sb.read_v(il, cb, 0, sb.v_dim(), rb.data());
-      if (!same(sa.v_dim())) return false;
+      ra.resize(static_cast<size_t>(std::max(sa.k_dim(il), sa.v_dim(il))));
+      rb.resize(ra.size());
+      sa.read_k(il, ca, 0, sa.k_dim(il), ra.data());
+      sb.read_k(il, cb, 0, sb.k_dim(il), rb.data());
+      if (!same(sa.k_dim(il))) return false;
+      sa.read_v(il, ca, 0, sa.v_dim(il), ra.data());
+      sb.read_v(il, cb, 0, sb.v_dim(il), rb.data());
+      if (!same(sa.v_dim(il))) return false;
     }
   }
   return true;

@@ -123,6 +123,11 @@ void GgufWriter::set_int32s(const std::string& key, const std::vector<int32_t>& 
   set(key, MetaValue{ValueType::kArray, packed_array(ValueType::kInt32, values)});
 }
 
+void GgufWriter::set_bools(const std::string& key, const std::vector<bool>& values) {
+  const std::vector<uint8_t> bytes(values.begin(), values.end());
+  set(key, MetaValue{ValueType::kArray, packed_array(ValueType::kBool, bytes)});
+}
+
 void GgufWriter::add_tensor(const std::string& name, GgmlType type, const std::vector<int64_t>& ne,
                             std::vector<uint8_t> data) {
   if (ne.empty() || ne.size() > static_cast<size_t>(kMaxDims)) {

@@ -22,6 +22,7 @@ class GgufWriter {
   void set_strings(const std::string& key, const std::vector<std::string>& values);
   void set_float32s(const std::string& key, const std::vector<float>& values);
   void set_int32s(const std::string& key, const std::vector<int32_t>& values);
+  void set_bools(const std::string& key, const std::vector<bool>& values);
 
   // `ne` lists dimensions with ne[0] contiguous; `data` must hold exactly the
   // tensor's bytes (ne[0] / block * block_bytes * the other dims).

@@ -5,7 +5,7 @@
 namespace eventkv::kv {
 
 KvArena::KvArena(const model::ModelConfig& config, int64_t capacity, compute::KvType type)
-    : storage_(config.n_layer, capacity, config.kv_dim(), config.v_dim(), type),
+    : storage_(compute::KvStorage::for_model(config, capacity, type)),
       refs_(static_cast<size_t>(capacity), 0) {
   free_.reserve(static_cast<size_t>(capacity));
   for (int64_t cell = capacity - 1; cell >= 0; --cell) free_.push_back(static_cast<int32_t>(cell));

@@ -14,7 +14,7 @@ compute::KvStorage make_storage(const model::Model& model, const ContextParams& 
   if (params.n_ctx > c.n_ctx_train) {
     fail("context size ", params.n_ctx, " exceeds the model's trained context of ", c.n_ctx_train);
   }
-  return compute::KvStorage(c.n_layer, params.n_ctx, c.kv_dim(), c.v_dim(), params.kv_type);
+  return compute::KvStorage::for_model(c, params.n_ctx, params.kv_type);
 }
 
 }  // namespace

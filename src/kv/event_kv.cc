@@ -186,7 +186,7 @@ void EventKV::transplant(const EventKV& source, std::string_view id, int64_t lay
 void EventKV::reposition() {
   const model::ModelConfig& c = engine_->model().config();
   compute::KvStorage& storage = arena_->storage();
-  std::vector<float> row(static_cast<size_t>(c.kv_dim()));
+  std::vector<float> row;
   int32_t next = 0;
   for (size_t s = 0; s < slots_.size(); ++s) {
     Slot& slot = slots_[s];
@@ -199,10 +199,12 @@ void EventKV::reposition() {
     if (delta == 0) continue;
     own_cell(static_cast<int32_t>(s));
     for (int64_t il = 0; il < c.n_layer; ++il) {
+      if (!c.has_kv(il)) continue;
       const compute::RopeParams rope = compute::rotation_only(compute::layer_rope(c, il));
       const compute::RopeTable table = compute::make_rope_table(rope, &delta, 1);
-      storage.read_k(il, slot.cell, 0, c.kv_dim(), row.data());
-      compute::apply_rope(rope, table, 0, row.data(), c.n_head_kv, c.head_dim);
+      row.resize(static_cast<size_t>(c.kv_dim(il)));
+      storage.read_k(il, slot.cell, 0, c.kv_dim(il), row.data());
+      compute::apply_rope(rope, table, 0, row.data(), c.layer(il).n_head_kv, c.layer(il).head_dim);
       storage.write_k(il, slot.cell, row.data());
     }
   }

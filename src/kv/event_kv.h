@@ -81,7 +81,9 @@ class EventKV {
   // Copies the rows of event `id` in layers [layer_begin, layer_end) from
   // `source`, which must hold the same event at the same positions with the
   // same tokens, computed by the same model. With a token range, only the
-  // event's tokens [token_begin, token_end) are copied.
+  // event's tokens [token_begin, token_end) are copied. A layer without rows
+  // of its own (gemma4's kv-shared layers) copies nothing: it attends to its
+  // source layer's rows.
   void transplant(const EventKV& source, std::string_view id, int64_t layer_begin,
                   int64_t layer_end, int32_t token_begin = 0, int32_t token_end = -1);
 

@@ -15,7 +15,9 @@ namespace eventkv::kv {
 namespace {
 
 constexpr char kMagic[8] = {'E', 'K', 'V', 'S', 'N', 'A', 'P', '1'};
-constexpr uint32_t kVersion = 1;
+// 2: K and V widths per layer; 1 (one width for all layers) is still read,
+// so a server's state directory survives the upgrade.
+constexpr uint32_t kVersion = 2;
 
 // Snapshot strings: a u32 length, then the bytes.
 void put_string(ByteWriter& w, const std::string& text) {
@@ -76,8 +78,10 @@ void save_snapshot(const EventKV& history, const std::string& path) {
   w.put<uint64_t>(history.engine().model().fingerprint());
   w.put<uint32_t>(static_cast<uint32_t>(storage.type()));
   w.put<uint32_t>(static_cast<uint32_t>(storage.n_layer()));
-  w.put<uint32_t>(static_cast<uint32_t>(storage.k_dim()));
-  w.put<uint32_t>(static_cast<uint32_t>(storage.v_dim()));
+  for (int64_t il = 0; il < storage.n_layer(); ++il) {
+    w.put<uint32_t>(static_cast<uint32_t>(storage.k_dim(il)));
+    w.put<uint32_t>(static_cast<uint32_t>(storage.v_dim(il)));
+  }
   w.put<uint32_t>(static_cast<uint32_t>(history.events().size()));
   for (const EventState& e : history.events()) {
     put_string(w, e.id);
@@ -96,8 +100,8 @@ void save_snapshot(const EventKV& history, const std::string& path) {
   for (const EventKV::Slot& slot : history.slots()) {
     if (slot.cell < 0) continue;
     for (int64_t il = 0; il < storage.n_layer(); ++il) {
-      w.put_bytes(storage.k_bytes(il, slot.cell), storage.k_row_bytes());
-      w.put_bytes(storage.v_bytes(il, slot.cell), storage.v_row_bytes());
+      w.put_bytes(storage.k_bytes(il, slot.cell), storage.k_row_bytes(il));
+      w.put_bytes(storage.v_bytes(il, slot.cell), storage.v_row_bytes(il));
     }
   }
   w.put<uint64_t>(fnv1a64(w.bytes()));
@@ -117,18 +121,24 @@ EventKV load_snapshot(const std::string& path, std::shared_ptr<Engine> engine,
   if (fnv1a64(body) != checksum) fail(path, ": snapshot checksum mismatch (truncated or corrupt)");
   Reader r(body, path);
   r.take(sizeof(kMagic));
-  if (r.get<uint32_t>() != kVersion) fail(path, ": unsupported snapshot version");
+  const auto version = r.get<uint32_t>();
+  if (version != 1 && version != kVersion) fail(path, ": unsupported snapshot version");
   if (r.get<uint64_t>() != engine->model().fingerprint())
     fail(path, ": snapshot was made with a different model");
   const compute::KvStorage& storage = arena->storage();
   const auto type = r.get<uint32_t>();
-  const auto n_layer = r.get<uint32_t>();
-  const auto k_dim = r.get<uint32_t>();
-  const auto v_dim = r.get<uint32_t>();
-  if (type != static_cast<uint32_t>(storage.type()) || n_layer != storage.n_layer() ||
-      k_dim != storage.k_dim() || v_dim != storage.v_dim()) {
-    fail(path, ": snapshot KV layout (type, layers, dims) differs from this cache's");
+  bool same_layout = type == static_cast<uint32_t>(storage.type()) &&
+                     r.get<uint32_t>() == static_cast<uint32_t>(storage.n_layer());
+  const auto uniform_k = version == 1 ? r.get<uint32_t>() : 0;
+  const auto uniform_v = version == 1 ? r.get<uint32_t>() : 0;
+  for (int64_t il = 0; same_layout && il < storage.n_layer(); ++il) {
+    same_layout =
+        (version == 1 ? uniform_k : r.get<uint32_t>()) ==
+            static_cast<uint32_t>(storage.k_dim(il)) &&
+        (version == 1 ? uniform_v : r.get<uint32_t>()) == static_cast<uint32_t>(storage.v_dim(il));
   }
+  if (!same_layout)
+    fail(path, ": snapshot KV layout (type, layers, dims) differs from this cache's");
   std::vector<EventState> events(r.get_count(13, "event"));
   for (EventState& e : events) {
     e.id = r.get_string();
@@ -173,10 +183,10 @@ EventKV load_snapshot(const std::string& path, std::shared_ptr<Engine> engine,
       slots[s].cell = arena->allocate();
       cells.push_back(slots[s].cell);
       for (int64_t il = 0; il < storage.n_layer(); ++il) {
-        std::memcpy(arena->storage().k_bytes_mut(il, slots[s].cell), r.take(storage.k_row_bytes()),
-                    storage.k_row_bytes());
-        std::memcpy(arena->storage().v_bytes_mut(il, slots[s].cell), r.take(storage.v_row_bytes()),
-                    storage.v_row_bytes());
+        std::memcpy(arena->storage().k_bytes_mut(il, slots[s].cell),
+                    r.take(storage.k_row_bytes(il)), storage.k_row_bytes(il));
+        std::memcpy(arena->storage().v_bytes_mut(il, slots[s].cell),
+                    r.take(storage.v_row_bytes(il)), storage.v_row_bytes(il));
       }
     }
     if (!r.at_end()) fail(path, ": snapshot has trailing bytes");

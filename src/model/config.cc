@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "util/error.h"
 
@@ -19,13 +20,15 @@ std::string_view arch_name(Arch arch) {
       return "gemma3";
     case Arch::kMistral3:
       return "mistral3";
+    case Arch::kGemma4:
+      return "gemma4";
   }
   return "?";
 }
 
 std::optional<Arch> arch_by_name(std::string_view name) {
   for (const Arch arch :
-       {Arch::kLlama, Arch::kQwen2, Arch::kQwen3, Arch::kGemma3, Arch::kMistral3}) {
+       {Arch::kLlama, Arch::kQwen2, Arch::kQwen3, Arch::kGemma3, Arch::kMistral3, Arch::kGemma4}) {
     if (arch_name(arch) == name) return arch;
   }
   return std::nullopt;
@@ -60,6 +63,21 @@ class ArchKeys {
     const auto value = get_int(suffix);
     if (!value) fail(file_.name(), ": missing metadata key '", key(suffix), "'");
     return *value;
+  }
+
+  // An integer per layer: an array of n_layer values, or one for all layers.
+  std::optional<std::vector<int64_t>> get_per_layer_ints(std::string_view suffix,
+                                                         int64_t n_layer) const {
+    const std::string full = key(suffix);
+    const gguf::MetaValue* value = file_.find(full);
+    if (value == nullptr) return std::nullopt;
+    const gguf::MetaArray* array = value->as_array();
+    if (array == nullptr)
+      return std::vector<int64_t>(static_cast<size_t>(n_layer), *get_int(suffix));
+    std::vector<int64_t> values = array->to_ints();
+    if (static_cast<int64_t>(values.size()) != n_layer)
+      fail(file_.name(), ": ", full, " has ", values.size(), " values for ", n_layer, " layers");
+    return values;
   }
 
   std::optional<float> get_float(std::string_view suffix) const {
@@ -118,15 +136,25 @@ void read_common(const gguf::GgufFile& file, const ArchKeys& keys, ModelConfig& 
   config.n_ctx_train = keys.require_int("context_length");
   config.n_embd = keys.require_int("embedding_length");
   config.n_layer = keys.require_int("block_count");
-  config.n_ff = keys.require_int("feed_forward_length");
   config.n_head = keys.require_int("attention.head_count");
-  config.n_head_kv = keys.get_int("attention.head_count_kv").value_or(config.n_head);
   if (config.n_head <= 0 || config.n_embd <= 0 || config.n_layer <= 0) {
     fail(file.name(), ": embedding_length, block_count and head_count must be positive");
   }
+  const auto n_ff = keys.get_per_layer_ints("feed_forward_length", config.n_layer);
+  if (!n_ff) fail(file.name(), ": missing metadata key '", keys.key("feed_forward_length"), "'");
+  const std::vector<int64_t> n_head_kv =
+      keys.get_per_layer_ints("attention.head_count_kv", config.n_layer)
+          .value_or(std::vector<int64_t>(static_cast<size_t>(config.n_layer), config.n_head));
+  config.n_ff = n_ff->front();
+  config.n_head_kv = n_head_kv.front();
   config.head_dim = keys.get_int("attention.key_length").value_or(config.n_embd / config.n_head);
   config.head_dim_v = keys.get_int("attention.value_length").value_or(config.head_dim);
+  for (int64_t il = 0; il < config.n_layer; ++il) {
+    const auto i = static_cast<size_t>(il);
+    config.layers.push_back({n_head_kv[i], config.head_dim, config.head_dim_v, (*n_ff)[i], il});
+  }
   config.n_rot = keys.get_int("rope.dimension_count").value_or(config.head_dim);
+  config.n_rot_local = config.n_rot;
   config.rms_eps = keys.get_float("attention.layer_norm_rms_epsilon").value_or(0.0f);
   config.rope_freq_base = keys.get_float("rope.freq_base").value_or(10000.0f);
   float factor = keys.get_float("rope.scaling.factor").value_or(0.0f);
@@ -174,6 +202,113 @@ void read_gemma3(const ArchKeys& keys, ModelConfig& config) {
   }
 }
 
+// The layer a gemma4 kv-shared layer reads K and V from: the last layer
+// before the shared ones that is of its kind (as transformers' Gemma 4 does).
+int64_t shared_kv_source(const gguf::GgufFile& file, const ModelConfig& config, int64_t il,
+                         int64_t first_shared) {
+  for (int64_t source = first_shared - 1; source >= 0; --source) {
+    if (config.layer_is_local[source] == config.layer_is_local[il]) return source;
+  }
+  fail(file.name(), ": gemma4 layer ", il,
+       " shares K and V, but no earlier layer of its kind has them");
+}
+
+// Proportional RoPE's frequency factors: the rope_freqs.weight tensor, one
+// per rotated pair of a full-attention head.
+std::vector<float> read_rope_freq_factors(const gguf::GgufFile& file, int64_t n_pairs) {
+  const gguf::TensorInfo* t = file.find_tensor("rope_freqs.weight");
+  if (t == nullptr) return {};
+  if (t->type != gguf::GgmlType::kF32 || t->n_elements() != n_pairs) {
+    fail(file.name(), ": rope_freqs.weight must hold ", n_pairs,
+         " F32 values (half of key_length)");
+  }
+  std::vector<float> factors(static_cast<size_t>(n_pairs));
+  std::memcpy(factors.data(), t->data, factors.size() * sizeof(float));
+  return factors;
+}
+
+// Gemma 4's dense text model, with the keys and tensors llama.cpp reads:
+// sliding and full layers of their own head sizes (and kv head counts), the
+// last shared_kv_layers layers reusing earlier layers' K and V, per-layer
+// embeddings and proportional RoPE on full layers.
+void read_gemma4(const gguf::GgufFile& file, const ArchKeys& keys, ModelConfig& config) {
+  if (keys.get_int("expert_count").value_or(0) > 0 ||
+      file.find_tensor("blk.0.ffn_gate_inp.weight") != nullptr) {
+    fail(file.name(), ": gemma4 mixture-of-experts models (26B-A4B) are not supported");
+  }
+  config.rope_type = RopeType::kNeox;
+  config.qk_norm = true;
+  config.v_norm = true;
+  config.post_norms = true;
+  config.scale_embeddings = true;
+  config.ffn_activation = FfnActivation::kGeluTanh;
+  config.attention_scale = 1.0f;  // q and k are RMS-normed instead of scaled
+  config.final_logit_softcap = keys.get_float("final_logit_softcapping").value_or(0.0f);
+  config.sliding_window = keys.require_int("attention.sliding_window");
+  config.rope_freq_base_local = keys.get_float("rope.freq_base_swa").value_or(10000.0f);
+  config.n_rot_local = keys.get_int("rope.dimension_count_swa").value_or(config.n_rot);
+  config.n_embd_per_layer = keys.get_int("embedding_length_per_layer_input").value_or(0);
+  const gguf::MetaValue* pattern = file.find(keys.key("attention.sliding_window_pattern"));
+  const gguf::MetaArray* kinds = pattern != nullptr ? pattern->as_array() : nullptr;
+  if (kinds == nullptr || static_cast<int64_t>(kinds->count) != config.n_layer) {
+    fail(file.name(), ": ", keys.key("attention.sliding_window_pattern"),
+         " must be an array of one value per layer");
+  }
+  for (int64_t il = 0; il < config.n_layer; ++il) {
+    const gguf::MetaValue kind = kinds->at(static_cast<size_t>(il));
+    config.layer_is_local[il] = kind.as_bool().value_or(kind.as_int().value_or(0) != 0);
+  }
+  const int64_t head_dim_local = keys.get_int("attention.key_length_swa").value_or(config.head_dim);
+  const int64_t head_dim_v_local =
+      keys.get_int("attention.value_length_swa").value_or(config.head_dim_v);
+  const int64_t n_shared = keys.get_int("attention.shared_kv_layers").value_or(0);
+  if (n_shared >= config.n_layer)
+    fail(file.name(), ": shared_kv_layers ", n_shared, " leaves no layer with K and V");
+  const int64_t first_shared = config.n_layer - n_shared;
+  for (int64_t il = 0; il < config.n_layer; ++il) {
+    LayerShape& layer = config.layers[static_cast<size_t>(il)];
+    if (config.layer_is_local[il]) {
+      layer.head_dim = head_dim_local;
+      layer.head_dim_v = head_dim_v_local;
+    }
+    if (il >= first_shared) layer.kv_layer = shared_kv_source(file, config, il, first_shared);
+  }
+  config.rope_freq_factors = read_rope_freq_factors(file, config.n_rot / 2);
+}
+
+void validate_layers(const gguf::GgufFile& file, const ModelConfig& config) {
+  for (int64_t il = 0; il < config.n_layer; ++il) {
+    const LayerShape& layer = config.layer(il);
+    if (config.arch != Arch::kGemma4 &&
+        (layer.n_head_kv != config.n_head_kv || layer.n_ff != config.n_ff)) {
+      fail(file.name(), ": head_count_kv or feed_forward_length varies per layer, which eventkv ",
+           "supports only for gemma4");
+    }
+    if (layer.n_head_kv <= 0 || config.n_head % layer.n_head_kv != 0) {
+      fail(file.name(), ": head_count ", config.n_head, " is not a multiple of head_count_kv ",
+           layer.n_head_kv, " (layer ", il, ")");
+    }
+    if (layer.head_dim <= 0 || layer.head_dim_v <= 0 || layer.n_ff <= 0) {
+      fail(file.name(), ": key_length, value_length and feed_forward_length must be positive");
+    }
+    if (layer.head_dim % 16 != 0 || layer.head_dim_v % 16 != 0) {
+      fail(file.name(), ": head sizes ", layer.head_dim, " and ", layer.head_dim_v,
+           " must be multiples of 16 (the attention kernels' vector width)");
+    }
+    const int64_t n_rot = config.is_local_layer(il) ? config.n_rot_local : config.n_rot;
+    if (n_rot <= 0 || n_rot > layer.head_dim || n_rot % 2 != 0) {
+      fail(file.name(), ": rope.dimension_count ", n_rot, " must be even and at most layer ", il,
+           "'s head size ", layer.head_dim);
+    }
+    const LayerShape& source = config.layer(layer.kv_layer);
+    if (source.head_dim != layer.head_dim || source.head_dim_v != layer.head_dim_v ||
+        source.n_head_kv != layer.n_head_kv) {
+      fail(file.name(), ": layer ", il, " shares K and V of layer ", layer.kv_layer,
+           ", whose heads differ");
+    }
+  }
+}
+
 void validate(const gguf::GgufFile& file, ModelConfig& config) {
   const gguf::TensorInfo& embd = file.tensor("token_embd.weight");
   if (embd.ne[0] != config.n_embd) {
@@ -182,21 +317,7 @@ void validate(const gguf::GgufFile& file, ModelConfig& config) {
   }
   config.n_vocab = embd.ne[1];
   config.tied_output = file.find_tensor("output.weight") == nullptr;
-  if (config.n_head_kv <= 0 || config.n_head % config.n_head_kv != 0) {
-    fail(file.name(), ": head_count ", config.n_head, " is not a multiple of head_count_kv ",
-         config.n_head_kv);
-  }
-  if (config.head_dim <= 0 || config.head_dim_v <= 0 || config.n_ff <= 0) {
-    fail(file.name(), ": key_length, value_length and feed_forward_length must be positive");
-  }
-  if (config.head_dim % 16 != 0 || config.head_dim_v % 16 != 0) {
-    fail(file.name(), ": head sizes ", config.head_dim, " and ", config.head_dim_v,
-         " must be multiples of 16 (the attention kernels' vector width)");
-  }
-  if (config.n_rot <= 0 || config.n_rot > config.head_dim || config.n_rot % 2 != 0) {
-    fail(file.name(), ": rope.dimension_count ", config.n_rot,
-         " must be even and at most the head size ", config.head_dim);
-  }
+  validate_layers(file, config);
   if ((config.arch == Arch::kLlama || config.arch == Arch::kMistral3) &&
       config.n_rot != config.head_dim) {
     fail(file.name(), ": ", arch_name(config.arch),
@@ -214,6 +335,14 @@ void validate(const gguf::GgufFile& file, ModelConfig& config) {
 }
 
 }  // namespace
+
+int64_t ModelConfig::kv_values_per_token() const {
+  int64_t values = 0;
+  for (int64_t il = 0; il < n_layer; ++il) {
+    if (has_kv(il)) values += kv_dim(il) + v_dim(il);
+  }
+  return values;
+}
 
 ModelConfig config_from_gguf(const gguf::GgufFile& file) {
   ModelConfig config;
@@ -238,6 +367,9 @@ ModelConfig config_from_gguf(const gguf::GgufFile& file) {
       break;
     case Arch::kMistral3:
       read_mistral3(file, keys, config);
+      break;
+    case Arch::kGemma4:
+      read_gemma4(file, keys, config);
       break;
   }
   validate(file, config);

@@ -13,7 +13,7 @@
 
 namespace eventkv::model {
 
-enum class Arch { kLlama, kQwen2, kQwen3, kGemma3, kMistral3 };
+enum class Arch { kLlama, kQwen2, kQwen3, kGemma3, kMistral3, kGemma4 };
 
 // Which dimensions RoPE rotates together: adjacent pairs (x[2i], x[2i+1]) for
 // llama-converted files, half-split pairs (x[i], x[i + n_rot/2]) otherwise.
@@ -24,9 +24,23 @@ enum class FfnActivation { kSilu, kGeluTanh };
 std::string_view arch_name(Arch arch);
 // The architecture a GGUF general.architecture names, if eventkv runs it.
 std::optional<Arch> arch_by_name(std::string_view name);
-// "llama, qwen2, qwen3, gemma3, mistral3".
-inline constexpr std::string_view kArchNames = "llama, qwen2, qwen3, gemma3, mistral3";
+// "llama, qwen2, qwen3, gemma3, mistral3, gemma4".
+inline constexpr std::string_view kArchNames = "llama, qwen2, qwen3, gemma3, mistral3, gemma4";
 std::string_view rope_type_name(RopeType type);
+
+// One layer's attention and FFN sizes. Only gemma4's differ between layers:
+// its full-attention layers have their own head size and kv head count, and
+// its kv-shared layers may have a wider FFN.
+struct LayerShape {
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;    // key (and query) length per head
+  int64_t head_dim_v = 0;  // value length per head
+  int64_t n_ff = 0;
+  // The layer whose K and V rows this one attends to: itself, or for
+  // gemma4's kv-shared layers the last earlier layer of the same kind
+  // (sliding or full) that has K and V projections.
+  int64_t kv_layer = 0;
+};
 
 struct ModelConfig {
   Arch arch = Arch::kLlama;
@@ -37,14 +51,22 @@ struct ModelConfig {
   int64_t n_embd = 0;
   int64_t n_layer = 0;
   int64_t n_head = 0;
+  // Model-wide values: gemma4's key_length and value_length are those of its
+  // full-attention layers, head_count_kv and feed_forward_length the first
+  // layer's; `layers` holds every layer's own.
   int64_t n_head_kv = 0;
   int64_t head_dim = 0;    // key (and query) length per head
   int64_t head_dim_v = 0;  // value length per head
   int64_t n_ff = 0;
+  std::vector<LayerShape> layers;  // [n_layer]
   float rms_eps = 0.0f;
 
   RopeType rope_type = RopeType::kNorm;
   int64_t n_rot = 0;
+  int64_t n_rot_local = 0;  // of sliding-window layers (gemma4: rope.dimension_count_swa)
+  // gemma4's proportional RoPE on full-attention layers: pair i's frequency
+  // is divided by factor i (1e30 for the pairs it leaves unrotated); empty: none.
+  std::vector<float> rope_freq_factors;
   float rope_freq_base = 10000.0f;
   float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor (linear or YaRN scaling)
   // YaRN (rope.scaling.type yarn): each pair's frequency blends the scaled
@@ -75,11 +97,22 @@ struct ModelConfig {
   std::vector<bool> layer_is_local;
   float rope_freq_base_local = 10000.0f;
 
+  bool v_norm = false;  // gemma4: RMSNorm without weight of each V head
+  // gemma4's per-layer embeddings: each layer adds a gated projection of a
+  // token's slice of per_layer_token_embd mixed with a projection of its
+  // embedding; 0: none.
+  int64_t n_embd_per_layer = 0;
+
   bool tied_output = false;  // no output.weight: logits use token_embd
 
-  int64_t q_dim() const { return n_head * head_dim; }
-  int64_t kv_dim() const { return n_head_kv * head_dim; }
-  int64_t v_dim() const { return n_head_kv * head_dim_v; }
+  const LayerShape& layer(int64_t il) const { return layers[static_cast<size_t>(il)]; }
+  int64_t q_dim(int64_t il) const { return n_head * layer(il).head_dim; }
+  int64_t kv_dim(int64_t il) const { return layer(il).n_head_kv * layer(il).head_dim; }
+  int64_t v_dim(int64_t il) const { return layer(il).n_head_kv * layer(il).head_dim_v; }
+  // Whether layer il computes and stores K and V rows (not a kv-shared layer).
+  bool has_kv(int64_t il) const { return layer(il).kv_layer == il; }
+  // K and V values one token stores over all layers (shared layers store none).
+  int64_t kv_values_per_token() const;
   bool is_local_layer(int64_t il) const { return sliding_window > 0 && layer_is_local[il]; }
 };
 

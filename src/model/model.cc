@@ -43,8 +43,10 @@ uint64_t compute_fingerprint(const gguf::GgufFile& file) {
 std::vector<WeightView*> layer_matrices(std::vector<LayerWeights>& layers) {
   std::vector<WeightView*> matrices;
   for (LayerWeights& l : layers) {
-    for (WeightView* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
-      matrices.push_back(w);
+    for (WeightView* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down,
+                          &l.per_layer_gate, &l.per_layer_proj}) {
+      if (w->data != nullptr) matrices.push_back(w);  // absent ones (gemma4) are empty
+    }
   }
   return matrices;
 }

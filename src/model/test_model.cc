@@ -1,5 +1,7 @@
 #include "model/test_model.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@ namespace {
 
 constexpr float kWeightScale = 0.05f;
 constexpr float kNormScale = 0.1f;
+constexpr int64_t kGemma4PerLayerEmbd = 256;  // embedding_length_per_layer_input
 
 class ModelBuilder {
  public:
@@ -30,6 +33,7 @@ class ModelBuilder {
 
   gguf::GgufWriter build() {
     const int64_t n_vocab = write_metadata();
+    if (spec_.arch == Arch::kGemma4) return build_gemma4(n_vocab);
     matrix("token_embd.weight", spec_.n_embd, n_vocab);
     vector("output_norm.weight", spec_.n_embd, 1.0f, kNormScale);
     if (spec_.arch == Arch::kQwen2 || spec_.untied_output)
@@ -116,6 +120,104 @@ class ModelBuilder {
     matrix(prefix + "ffn_gate.weight", spec_.n_embd, spec_.n_ff);
     matrix(prefix + "ffn_up.weight", spec_.n_embd, spec_.n_ff);
     matrix(prefix + "ffn_down.weight", spec_.n_ff, spec_.n_embd, more_bits_type(il));
+  }
+
+  // gemma4's layout: every fourth layer, the last and the one before the
+  // last two (kv-shared, from 4 layers on) are full-attention layers, the
+  // rest sliding. Shared layers thus read the last sliding and the last full
+  // layer before them, as both llama.cpp and transformers pick them.
+  bool gemma4_full(int64_t il) const {
+    return il % 4 == 3 || il == spec_.n_layer - 1 || il == gemma4_first_shared() - 1;
+  }
+  int64_t gemma4_first_shared() const {
+    return spec_.n_layer >= 4 ? spec_.n_layer - 2 : spec_.n_layer;
+  }
+  // Full layers: heads twice as long, one kv head, no attn_v (V is the K
+  // projection), a quarter of each head rotated (proportional RoPE).
+  int64_t gemma4_head_dim(int64_t il) const {
+    return gemma4_full(il) ? 2 * spec_.head_dim : spec_.head_dim;
+  }
+  int64_t gemma4_n_head_kv(int64_t il) const { return gemma4_full(il) ? 1 : spec_.n_head_kv; }
+  // kv-shared layers have a double-wide FFN (use_double_wide_mlp).
+  int64_t gemma4_n_ff(int64_t il) const {
+    return il >= gemma4_first_shared() ? 2 * spec_.n_ff : spec_.n_ff;
+  }
+
+  // Gemma 4 with every part of its dense text model, under the keys and
+  // tensor names llama.cpp reads: sliding and full layers of different head
+  // sizes and kv head counts, kv-shared layers, per-layer embeddings,
+  // proportional RoPE, layer output scales and a final softcap.
+  gguf::GgufWriter build_gemma4(int64_t n_vocab) {
+    const std::string arch(arch_name(spec_.arch));
+    const int64_t n_layer = spec_.n_layer;
+    const int64_t full_head_dim = 2 * spec_.head_dim;
+    std::vector<bool> sliding;
+    std::vector<int32_t> n_head_kv;
+    std::vector<int32_t> n_ff;
+    for (int64_t il = 0; il < n_layer; ++il) {
+      sliding.push_back(!gemma4_full(il));
+      n_head_kv.push_back(static_cast<int32_t>(gemma4_n_head_kv(il)));
+      n_ff.push_back(static_cast<int32_t>(gemma4_n_ff(il)));
+    }
+    writer_.set_int32s(arch + ".feed_forward_length", n_ff);
+    writer_.set_int32s(arch + ".attention.head_count_kv", n_head_kv);
+    writer_.set_bools(arch + ".attention.sliding_window_pattern", sliding);
+    writer_.set_uint32(arch + ".attention.sliding_window",
+                       static_cast<uint32_t>(spec_.sliding_window));
+    writer_.set_uint32(arch + ".attention.key_length", static_cast<uint32_t>(full_head_dim));
+    writer_.set_uint32(arch + ".attention.value_length", static_cast<uint32_t>(full_head_dim));
+    writer_.set_uint32(arch + ".attention.key_length_swa", static_cast<uint32_t>(spec_.head_dim));
+    writer_.set_uint32(arch + ".attention.value_length_swa", static_cast<uint32_t>(spec_.head_dim));
+    writer_.set_uint32(arch + ".rope.dimension_count", static_cast<uint32_t>(full_head_dim));
+    writer_.set_uint32(arch + ".rope.dimension_count_swa", static_cast<uint32_t>(spec_.head_dim));
+    writer_.set_float32(arch + ".rope.freq_base", 1e6f);
+    writer_.set_float32(arch + ".rope.freq_base_swa", 1e4f);
+    writer_.set_uint32(arch + ".attention.shared_kv_layers",
+                       static_cast<uint32_t>(n_layer - gemma4_first_shared()));
+    writer_.set_uint32(arch + ".embedding_length_per_layer_input",
+                       static_cast<uint32_t>(kGemma4PerLayerEmbd));
+    writer_.set_float32(arch + ".final_logit_softcapping", 30.0f);
+
+    matrix("token_embd.weight", spec_.n_embd, n_vocab);
+    vector("output_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+    // Proportional RoPE as llama.cpp's converter writes it: factor 1 for the
+    // rotated quarter of the pairs, 1e30 (no rotation) for the rest.
+    std::vector<float> factors(static_cast<size_t>(full_head_dim / 2), 1e30f);
+    std::fill_n(factors.begin(), full_head_dim / 8, 1.0f);
+    std::vector<uint8_t> factor_bytes(factors.size() * sizeof(float));
+    std::memcpy(factor_bytes.data(), factors.data(), factor_bytes.size());
+    writer_.add_tensor("rope_freqs.weight", gguf::GgmlType::kF32, {full_head_dim / 2},
+                       std::move(factor_bytes));
+    matrix("per_layer_token_embd.weight", n_layer * kGemma4PerLayerEmbd, n_vocab);
+    matrix("per_layer_model_proj.weight", spec_.n_embd, n_layer * kGemma4PerLayerEmbd);
+    vector("per_layer_proj_norm.weight", kGemma4PerLayerEmbd, 1.0f, kNormScale);
+    for (int64_t il = 0; il < n_layer; ++il) write_gemma4_layer(il);
+    return std::move(writer_);
+  }
+
+  void write_gemma4_layer(int64_t il) {
+    const std::string prefix = "blk." + std::to_string(il) + ".";
+    const int64_t head_dim = gemma4_head_dim(il);
+    const int64_t kv_dim = gemma4_n_head_kv(il) * head_dim;
+    vector(prefix + "attn_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+    matrix(prefix + "attn_q.weight", spec_.n_embd, spec_.n_head * head_dim);
+    vector(prefix + "attn_q_norm.weight", head_dim, 1.0f, kNormScale);
+    if (il < gemma4_first_shared()) {
+      matrix(prefix + "attn_k.weight", spec_.n_embd, kv_dim);
+      if (!gemma4_full(il)) matrix(prefix + "attn_v.weight", spec_.n_embd, kv_dim);
+      vector(prefix + "attn_k_norm.weight", head_dim, 1.0f, kNormScale);
+    }
+    matrix(prefix + "attn_output.weight", spec_.n_head * head_dim, spec_.n_embd);
+    vector(prefix + "post_attention_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+    vector(prefix + "ffn_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+    matrix(prefix + "ffn_gate.weight", spec_.n_embd, gemma4_n_ff(il));
+    matrix(prefix + "ffn_up.weight", spec_.n_embd, gemma4_n_ff(il));
+    matrix(prefix + "ffn_down.weight", gemma4_n_ff(il), spec_.n_embd);
+    vector(prefix + "post_ffw_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+    matrix(prefix + "inp_gate.weight", spec_.n_embd, kGemma4PerLayerEmbd);
+    matrix(prefix + "proj.weight", kGemma4PerLayerEmbd, spec_.n_embd);
+    vector(prefix + "post_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+    vector(prefix + "layer_output_scale.weight", 1, 0.8f, kNormScale);
   }
 
   TestModelSpec spec_;

@@ -24,6 +24,8 @@ class TensorLoader {
     return WeightView{t.type, n_in, n_out, t.data, t.row_bytes()};
   }
 
+  bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
+
   std::vector<float> vector(const std::string& name, int64_t n) const {
     const gguf::TensorInfo& t = file_.tensor(name);
     if (t.n_elements() != n || t.ne[0] != n) {
@@ -55,28 +57,40 @@ class TensorLoader {
 LayerWeights load_layer(const TensorLoader& load, const ModelConfig& c, int64_t il) {
   const std::string p = "blk." + std::to_string(il) + ".";
   LayerWeights layer;
+  const LayerShape& shape = c.layer(il);
   layer.attn_norm = load.vector(p + "attn_norm.weight", c.n_embd);
-  layer.wq = load.matrix(p + "attn_q.weight", c.n_embd, c.q_dim());
-  layer.wk = load.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim());
-  layer.wv = load.matrix(p + "attn_v.weight", c.n_embd, c.v_dim());
-  layer.wo = load.matrix(p + "attn_output.weight", c.n_head * c.head_dim_v, c.n_embd);
+  layer.wq = load.matrix(p + "attn_q.weight", c.n_embd, c.q_dim(il));
+  if (c.has_kv(il)) {
+    layer.wk = load.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim(il));
+    // gemma4's attention_k_eq_v layers have no attn_v: V is the K projection.
+    if (c.arch != Arch::kGemma4 || load.has(p + "attn_v.weight"))
+      layer.wv = load.matrix(p + "attn_v.weight", c.n_embd, c.v_dim(il));
+  }
+  layer.wo = load.matrix(p + "attn_output.weight", c.n_head * shape.head_dim_v, c.n_embd);
   if (c.qkv_bias) {
-    layer.bq = load.vector(p + "attn_q.bias", c.q_dim());
-    layer.bk = load.vector(p + "attn_k.bias", c.kv_dim());
-    layer.bv = load.vector(p + "attn_v.bias", c.v_dim());
+    layer.bq = load.vector(p + "attn_q.bias", c.q_dim(il));
+    layer.bk = load.vector(p + "attn_k.bias", c.kv_dim(il));
+    layer.bv = load.vector(p + "attn_v.bias", c.v_dim(il));
   }
   if (c.qk_norm) {
-    layer.q_norm = load.vector(p + "attn_q_norm.weight", c.head_dim);
-    layer.k_norm = load.vector(p + "attn_k_norm.weight", c.head_dim);
+    layer.q_norm = load.vector(p + "attn_q_norm.weight", shape.head_dim);
+    if (c.has_kv(il)) layer.k_norm = load.vector(p + "attn_k_norm.weight", shape.head_dim);
   }
   if (c.post_norms) {
     layer.post_attention_norm = load.vector(p + "post_attention_norm.weight", c.n_embd);
     layer.post_ffw_norm = load.vector(p + "post_ffw_norm.weight", c.n_embd);
   }
   layer.ffn_norm = load.vector(p + "ffn_norm.weight", c.n_embd);
-  layer.ffn_gate = load.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
-  layer.ffn_up = load.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
-  layer.ffn_down = load.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
+  layer.ffn_gate = load.matrix(p + "ffn_gate.weight", c.n_embd, shape.n_ff);
+  layer.ffn_up = load.matrix(p + "ffn_up.weight", c.n_embd, shape.n_ff);
+  layer.ffn_down = load.matrix(p + "ffn_down.weight", shape.n_ff, c.n_embd);
+  if (c.n_embd_per_layer > 0) {
+    layer.per_layer_gate = load.matrix(p + "inp_gate.weight", c.n_embd, c.n_embd_per_layer);
+    layer.per_layer_proj = load.matrix(p + "proj.weight", c.n_embd_per_layer, c.n_embd);
+    layer.per_layer_post_norm = load.vector(p + "post_norm.weight", c.n_embd);
+  }
+  if (c.arch == Arch::kGemma4 && load.has(p + "layer_output_scale.weight"))
+    layer.output_scale = load.vector(p + "layer_output_scale.weight", 1);
   return layer;
 }
 
@@ -154,6 +168,14 @@ ModelWeights load_weights(const gguf::GgufFile& file, const ModelConfig& config)
   weights.output_norm = load.vector("output_norm.weight", config.n_embd);
   weights.output = config.tied_output ? weights.token_embd
                                       : load.matrix("output.weight", config.n_embd, config.n_vocab);
+  if (config.n_embd_per_layer > 0) {
+    const int64_t width = config.n_layer * config.n_embd_per_layer;
+    weights.per_layer_token_embd =
+        load.matrix("per_layer_token_embd.weight", width, config.n_vocab);
+    weights.per_layer_model_proj = load.matrix("per_layer_model_proj.weight", config.n_embd, width);
+    weights.per_layer_proj_norm =
+        load.vector("per_layer_proj_norm.weight", config.n_embd_per_layer);
+  }
   weights.layers.reserve(static_cast<size_t>(config.n_layer));
   for (int64_t il = 0; il < config.n_layer; ++il)
     weights.layers.push_back(load_layer(load, config, il));

@@ -90,6 +90,9 @@ Int8Panels pack_int8_panels(const WeightView& w);
 
 struct LayerWeights {
   std::vector<float> attn_norm;
+  // wk and wv are empty (data null) in gemma4's kv-shared layers; wv alone
+  // in its full layers without attn_v (attention_k_eq_v), whose V is the K
+  // projection before its norm.
   WeightView wq, wk, wv, wo;
   std::vector<float> bq, bk, bv;           // qkv_bias (qwen2); empty otherwise
   std::vector<float> q_norm, k_norm;       // qk_norm (qwen3, gemma3); empty otherwise
@@ -97,12 +100,22 @@ struct LayerWeights {
   std::vector<float> ffn_norm;
   WeightView ffn_gate, ffn_up, ffn_down;
   std::vector<float> post_ffw_norm;  // post_norms (gemma3); empty otherwise
+  // gemma4's per-layer embedding input (n_embd_per_layer > 0): inp_gate
+  // [n_embd -> n_embd_per_layer], proj [n_embd_per_layer -> n_embd].
+  WeightView per_layer_gate, per_layer_proj;
+  std::vector<float> per_layer_post_norm;
+  std::vector<float> output_scale;  // gemma4: [1], the layer's output times it; or empty
 };
 
 struct ModelWeights {
   WeightView token_embd;  // [n_vocab rows of n_embd]
   std::vector<float> output_norm;
   WeightView output;  // token_embd when the output is tied
+  // gemma4's per-layer embeddings (n_embd_per_layer > 0): token rows of
+  // n_layer * n_embd_per_layer, the projection of the embedding to the same
+  // width, and the RMSNorm of each layer's slice of that projection.
+  WeightView per_layer_token_embd, per_layer_model_proj;
+  std::vector<float> per_layer_proj_norm;
   std::vector<LayerWeights> layers;
 };
 

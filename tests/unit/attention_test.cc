@@ -29,14 +29,14 @@ std::vector<float> random_values(size_t n, uint32_t seed) {
 }
 
 KvStorage random_storage(KvType type, uint32_t seed) {
-  KvStorage kv(1, kCells, kShape.n_head_kv * kShape.head_dim, kShape.n_head_kv * kShape.head_dim_v,
+  KvStorage kv(kCells, {kShape.n_head_kv * kShape.head_dim}, {kShape.n_head_kv * kShape.head_dim_v},
                type);
-  const std::vector<float> k = random_values(static_cast<size_t>(kCells * kv.k_dim()), seed);
-  const std::vector<float> v = random_values(static_cast<size_t>(kCells * kv.v_dim()), seed + 1);
+  const std::vector<float> k = random_values(static_cast<size_t>(kCells * kv.k_dim(0)), seed);
+  const std::vector<float> v = random_values(static_cast<size_t>(kCells * kv.v_dim(0)), seed + 1);
   for (int64_t cell = 0; cell < kCells; ++cell) {
     kv.activate(cell);
-    kv.write_k(0, cell, k.data() + cell * kv.k_dim());
-    kv.write_v(0, cell, v.data() + cell * kv.v_dim());
+    kv.write_k(0, cell, k.data() + cell * kv.k_dim(0));
+    kv.write_v(0, cell, v.data() + cell * kv.v_dim(0));
   }
   return kv;
 }
@@ -97,15 +97,15 @@ std::vector<double> reference(const float* q, const KvStorage& kv,
                               const std::vector<int32_t>& cells, int32_t position, int64_t window) {
   const AttentionShape& s = kShape;
   std::vector<double> out(static_cast<size_t>(s.n_head * s.head_dim_v), 0.0);
-  std::vector<float> k(static_cast<size_t>(kv.k_dim()));
-  std::vector<float> v(static_cast<size_t>(kv.v_dim()));
+  std::vector<float> k(static_cast<size_t>(kv.k_dim(0)));
+  std::vector<float> v(static_cast<size_t>(kv.v_dim(0)));
   for (int64_t h = 0; h < s.n_head; ++h) {
     const int64_t kv_head = h / (s.n_head / s.n_head_kv);
     std::vector<double> p;
     std::vector<int32_t> used;
     for (const int32_t cell : cells) {
       if (window > 0 && position - cell >= window) continue;  // cell i holds position i
-      kv.read_k(0, cell, 0, kv.k_dim(), k.data());
+      kv.read_k(0, cell, 0, kv.k_dim(0), k.data());
       double dot = 0.0;
       for (int64_t d = 0; d < s.head_dim; ++d)
         dot += static_cast<double>(q[h * s.head_dim + d]) * k[kv_head * s.head_dim + d];
@@ -117,7 +117,7 @@ std::vector<double> reference(const float* q, const KvStorage& kv,
     double sum = 0.0;
     for (double& x : p) sum += (x = std::exp(x - max_p));
     for (size_t i = 0; i < used.size(); ++i) {
-      kv.read_v(0, used[i], 0, kv.v_dim(), v.data());
+      kv.read_v(0, used[i], 0, kv.v_dim(0), v.data());
       for (int64_t c = 0; c < s.head_dim_v; ++c)
         out[static_cast<size_t>(h * s.head_dim_v + c)] +=
             p[i] / sum * v[kv_head * s.head_dim_v + c];

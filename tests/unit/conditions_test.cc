@@ -29,7 +29,8 @@ struct Harness {
 };
 
 // "" : the generated llama; an architecture name: a generated model of it
-// (mistral3 with YaRN and its attention temperature); otherwise a real file.
+// (mistral3 with YaRN and its attention temperature, gemma4 with 4 layers,
+// the last two kv-shared); otherwise a real file.
 Harness make_harness(const std::string& real_file) {
   Harness h;
   std::shared_ptr<const model::Model> model;
@@ -41,6 +42,7 @@ Harness make_harness(const std::string& real_file) {
       spec.yarn_factor = 4.0f;
       spec.attn_temperature_scale = 0.1f;
     }
+    if (spec.arch == model::Arch::kGemma4) spec.n_layer = 4;
     h.bytes = model::build_test_model(spec).to_bytes();
     model = model::Model::from_bytes(h.bytes, "generated");
   } else {
@@ -169,7 +171,8 @@ INSTANTIATE_TEST_SUITE_P(Models, NestedDistancesTest,
                          ::testing::Values("", "smollm2-135m-instruct-q4_1.gguf"), model_test_name);
 
 INSTANTIATE_TEST_SUITE_P(Models, ConditionsTest,
-                         ::testing::Values("", "mistral3", "smollm2-135m-instruct-q4_1.gguf",
+                         ::testing::Values("", "mistral3", "gemma4",
+                                           "smollm2-135m-instruct-q4_1.gguf",
                                            "gemma-3-270m-q4_k_m.gguf"),
                          model_test_name);
 

@@ -129,6 +129,47 @@ TEST(Config, ReadsYarnScaling) {
   EXPECT_FALSE(config_of(build_test_model({})).rope_yarn);
 }
 
+TEST(Config, Gemma4LayersHeadsAndSharedKv) {
+  TestModelSpec spec;
+  spec.arch = Arch::kGemma4;
+  spec.n_layer = 6;
+  const ModelConfig c = config_of(build_test_model(spec));
+  // Layers 3 and 5 are full (1 kv head of 128), the rest sliding (2 of 64);
+  // layers 4 and 5 reuse the K and V of the last sliding and full layer before them.
+  const std::vector<int64_t> kv_layers = {0, 1, 2, 3, 2, 3};
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    SCOPED_TRACE("layer " + std::to_string(il));
+    const bool full = il == 3 || il == 5;
+    EXPECT_EQ(c.is_local_layer(il), !full);
+    EXPECT_EQ(c.layer(il).head_dim, full ? 128 : 64);
+    EXPECT_EQ(c.layer(il).n_head_kv, full ? 1 : 2);
+    EXPECT_EQ(c.layer(il).n_ff, il >= 4 ? 1024 : 512);
+    EXPECT_EQ(c.layer(il).kv_layer, kv_layers[static_cast<size_t>(il)]);
+  }
+  EXPECT_EQ(c.n_rot, 128);
+  EXPECT_EQ(c.n_rot_local, 64);
+  ASSERT_EQ(c.rope_freq_factors.size(), 64u);
+  EXPECT_EQ(c.rope_freq_factors[15], 1.0f);
+  EXPECT_EQ(c.rope_freq_factors[16], 1e30f);
+  EXPECT_FLOAT_EQ(c.attention_scale, 1.0f);
+  EXPECT_TRUE(c.v_norm);
+  EXPECT_EQ(c.n_embd_per_layer, 256);
+  EXPECT_FLOAT_EQ(c.final_logit_softcap, 30.0f);
+  EXPECT_EQ(c.kv_values_per_token(), 3 * 2 * 128 + 2 * 128);
+}
+
+TEST(Config, Gemma4RefusesMixtureOfExpertsAndSharingEveryLayer) {
+  TestModelSpec spec;
+  spec.arch = Arch::kGemma4;
+  spec.n_layer = 4;
+  gguf::GgufWriter writer = build_test_model(spec);
+  writer.set_uint32("gemma4.expert_count", 128);
+  EXPECT_NE(config_error(writer).find("mixture-of-experts"), std::string::npos);
+  writer = build_test_model(spec);
+  writer.set_uint32("gemma4.attention.shared_kv_layers", 4);
+  EXPECT_NE(config_error(writer).find("leaves no layer"), std::string::npos);
+}
+
 TEST(Config, PerLayerArraysMustBeUniform) {
   gguf::GgufWriter writer = build_test_model({});
   writer.set_int32s("llama.attention.head_count_kv", {2, 2});

@@ -22,6 +22,7 @@
 #include "test_support.h"
 #include "util/error.h"
 #include "util/half.h"
+#include "util/hash.h"
 #include "util/rng.h"
 
 namespace eventkv::kv {
@@ -61,6 +62,7 @@ TestCache make_cache(model::Arch arch, uint64_t seed = 21,
     spec.yarn_original_context = 32;
     spec.attn_temperature_scale = 0.1f;
   }
+  if (arch == model::Arch::kGemma4) spec.n_layer = 4;  // layers 2 and 3 reuse 0's and 1's K and V
   setup.bytes = model::build_test_model(spec).to_bytes();
   setup.engine = std::make_shared<Engine>(model::Model::from_bytes(setup.bytes, "test"), 2);
   setup.arena = std::make_shared<KvArena>(setup.config(), 1024, type);
@@ -99,11 +101,11 @@ std::vector<float> rows_of(const EventKV& h, int32_t slot, bool keys) {
   const auto& storage = h.arena().storage();
   std::vector<float> out;
   for (int64_t il = 0; il < storage.n_layer(); ++il) {
-    std::vector<float> row(static_cast<size_t>(keys ? storage.k_dim() : storage.v_dim()));
+    std::vector<float> row(static_cast<size_t>(keys ? storage.k_dim(il) : storage.v_dim(il)));
     if (keys) {
-      storage.read_k(il, h.cell_of(slot), 0, storage.k_dim(), row.data());
+      storage.read_k(il, h.cell_of(slot), 0, storage.k_dim(il), row.data());
     } else {
-      storage.read_v(il, h.cell_of(slot), 0, storage.v_dim(), row.data());
+      storage.read_v(il, h.cell_of(slot), 0, storage.v_dim(il), row.data());
     }
     out.insert(out.end(), row.begin(), row.end());
   }
@@ -130,6 +132,7 @@ const std::vector<ModelCase> kModelCases = {
     {"mistral3", model::Arch::kMistral3, "", 4.0f},
     {"qwen3", model::Arch::kQwen3, ""},
     {"gemma3", model::Arch::kGemma3, ""},
+    {"gemma4", model::Arch::kGemma4, ""},
     {"smollm2_135m", model::Arch::kLlama, "smollm2-135m-instruct-q4_1.gguf"},
     {"gemma3_270m", model::Arch::kGemma3, "gemma-3-270m-q4_k_m.gguf"},
     {"qwen25_coder_05b", model::Arch::kQwen2, "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"},
@@ -180,9 +183,8 @@ std::vector<float> masked_query_reference(const TestCache& setup,
   batch.plan.add_block(n_history, {}, {0, n_history});
   batch.plan.add_block(all.end - n_history, shown, {n_history, all.end});
   batch.logit_rows = {static_cast<int32_t>(batch.tokens.size() - 1)};
-  compute::KvStorage storage(setup.config().n_layer, static_cast<int64_t>(batch.tokens.size()),
-                             setup.config().kv_dim(), setup.config().v_dim(),
-                             compute::KvType::kF32);
+  compute::KvStorage storage = compute::KvStorage::for_model(
+      setup.config(), static_cast<int64_t>(batch.tokens.size()), compute::KvType::kF32);
   return compute::forward(setup.engine->model(), storage, batch, setup.engine->pool());
 }
 
@@ -263,8 +265,9 @@ void rotate_reference(const model::ModelConfig& c, int64_t il, float* head, int6
   const compute::RopeParams rope = compute::layer_rope(c, il);
   const int64_t half = rope.n_rot / 2;
   for (int64_t i = 0; i < half; ++i) {
-    const double unscaled =
+    double unscaled =
         std::pow(static_cast<double>(rope.freq_base), -2.0 * static_cast<double>(i) / rope.n_rot);
+    if (!rope.freq_factors.empty()) unscaled /= rope.freq_factors[static_cast<size_t>(i)];
     double frequency = unscaled * rope.freq_scale;
     if (rope.yarn) {  // scaled above yarn_high, unscaled below yarn_low, a linear blend between
       const double t = std::clamp((static_cast<double>(i) - rope.yarn_low) /
@@ -304,11 +307,13 @@ TEST_P(EventKvTest, RepositionedRowsEqualRowsRotatedToTheirNewPositions) {
     if (h.cell_of(s) < 0) continue;
     EXPECT_EQ(h.position_of(s), static_cast<int32_t>(r));
     std::vector<float> expected = keys_before[r];
+    float* row = expected.data();  // the layers' K rows one after the other
     for (int64_t il = 0; il < c.n_layer; ++il) {
-      for (int64_t head = 0; head < c.n_head_kv; ++head) {
-        float* row = expected.data() + il * c.kv_dim() + head * c.head_dim;
+      if (!c.has_kv(il)) continue;
+      for (int64_t head = 0; head < c.layer(il).n_head_kv; ++head) {
         rotate_reference(c, il, row, -positions_before[r]);
         rotate_reference(c, il, row, static_cast<int64_t>(r));
+        row += c.layer(il).head_dim;
       }
     }
     EXPECT_LE(relative_error(rows_of(h, s, true), expected), kTolerance) << "slot " << s;
@@ -604,9 +609,12 @@ class SnapshotTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// gemma3, and gemma4 with rows of two widths and kv-shared layers without rows.
 TEST_F(SnapshotTest, RoundTripIsBitExact) {
-  for (const compute::KvType type : {compute::KvType::kF32, compute::KvType::kF16}) {
-    const TestCache setup = make_cache(model::Arch::kGemma3, 21, type);
+  for (const auto& [arch, type] : {std::pair{model::Arch::kGemma3, compute::KvType::kF32},
+                                   std::pair{model::Arch::kGemma3, compute::KvType::kF16},
+                                   std::pair{model::Arch::kGemma4, compute::KvType::kF16}}) {
+    const TestCache setup = make_cache(arch, 21, type);
     const auto events = random_events(11, 5);
     EventKV h = setup.history();
     h.append(events);
@@ -625,6 +633,37 @@ TEST_F(SnapshotTest, RoundTripIsBitExact) {
     EXPECT_EQ(loaded.query_logits(query_tokens()), h.query_logits(query_tokens()));
     EXPECT_FALSE(loaded.event(events[1].id).retained);
   }
+}
+
+// A version 1 file (one K and one V width for all layers, as written before
+// widths went per layer) still loads: a server's state directory survives
+// the upgrade. The v1 bytes are the v2 file with its header rewritten.
+TEST_F(SnapshotTest, VersionOneFilesStillLoad) {
+  const TestCache setup = make_cache(model::Arch::kLlama, 22, compute::KvType::kF16);
+  EventKV h = setup.history();
+  h.append(random_events(13, 3));
+  save_snapshot(h, path("v2.snap"));
+  std::vector<uint8_t> v2;
+  {
+    std::ifstream in(path("v2.snap"), std::ios::binary);
+    v2.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // magic 8, version 4, fingerprint 8, type 4, n_layer 4, then per layer
+  // the K and V widths (4 + 4 bytes), all equal here.
+  constexpr size_t kWidthsAt = 8 + 4 + 8 + 4 + 4;
+  const size_t n_layer = static_cast<size_t>(setup.config().n_layer);
+  std::vector<uint8_t> v1(v2.begin(), v2.begin() + kWidthsAt + 8);
+  v1[8] = 1;
+  v1.insert(v1.end(), v2.begin() + static_cast<std::ptrdiff_t>(kWidthsAt + 8 * n_layer),
+            v2.end() - 8);
+  const uint64_t checksum = fnv1a64(v1);
+  v1.resize(v1.size() + 8);
+  std::memcpy(v1.data() + v1.size() - 8, &checksum, 8);
+  std::ofstream(path("v1.snap"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(v1.data()), static_cast<std::streamsize>(v1.size()));
+  auto arena = std::make_shared<KvArena>(setup.config(), 256, compute::KvType::kF16);
+  EventKV loaded = load_snapshot(path("v1.snap"), setup.engine, arena);
+  EXPECT_EQ(loaded.query_logits(query_tokens()), h.query_logits(query_tokens()));
 }
 
 std::string load_error(const std::string& file, const TestCache& setup) {

@@ -14,14 +14,15 @@ namespace eventkv::testing {
 inline std::vector<float> served_rows(const kv::EventKV& h) {
   const compute::KvStorage& storage = h.arena().storage();
   std::vector<float> out;
-  std::vector<float> row(static_cast<size_t>(std::max(storage.k_dim(), storage.v_dim())));
+  std::vector<float> row;
   for (int32_t s = 0; s < h.n_slots(); ++s) {
     if (h.cell_of(s) < 0) continue;
     for (int64_t il = 0; il < storage.n_layer(); ++il) {
-      storage.read_k(il, h.cell_of(s), 0, storage.k_dim(), row.data());
-      out.insert(out.end(), row.begin(), row.begin() + storage.k_dim());
-      storage.read_v(il, h.cell_of(s), 0, storage.v_dim(), row.data());
-      out.insert(out.end(), row.begin(), row.begin() + storage.v_dim());
+      row.resize(static_cast<size_t>(std::max(storage.k_dim(il), storage.v_dim(il))));
+      storage.read_k(il, h.cell_of(s), 0, storage.k_dim(il), row.data());
+      out.insert(out.end(), row.begin(), row.begin() + storage.k_dim(il));
+      storage.read_v(il, h.cell_of(s), 0, storage.v_dim(il), row.data());
+      out.insert(out.end(), row.begin(), row.begin() + storage.v_dim(il));
     }
   }
   return out;

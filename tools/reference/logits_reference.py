@@ -20,7 +20,10 @@ own load report, which refuses mismatched shapes: GGUF stores no
 query_pre_attn_scalar for gemma3, and llama.cpp (like eventkv) uses head_dim,
 so the generated gemma3 model (head_dim 64) is loaded with that override;
 transformers' qwen3 GGUF mapping ignores attention.key_length, so the
-generated qwen3 model gets head_dim=64 explicitly.
+generated qwen3 model gets head_dim=64 explicitly. transformers' GGUF loader
+has no mistral3 or gemma4: mistral3 goes through a llama twin file, gemma4's
+Gemma4ForCausalLM is configured from the file's keys and given its tensors
+by name (load_gemma4).
 
 Usage: tools/reference/logits_reference.py --eventkv build/eventkv \\
            --llama /path/to/llama.cpp/build/bin --models models
@@ -79,13 +82,14 @@ GENERATED = [
     ("gemma3-q5_0", "gemma3", "q5_0", 6, "", 15, 0),
     ("qwen2-yarn-q8_0", "qwen2", "q8_0", 2, "", 16, 4.0),
     ("mistral3-f32", "mistral3", "f32", 2, "", 17, 4.0),
+    ("gemma4-f32", "gemma4", "f32", 6, "", 18, 0),
 ]
 # make-test-model --yarn scales over this many original positions (mistral3:
 # MISTRAL3_CONTEXT, so that the prompts cross its attention temperature's steps).
 YARN_ORIGINAL_CONTEXT = 128
 MISTRAL3_CONTEXT = 16
 MISTRAL3_TEMPERATURE = 0.1
-# Prompts of the greedy continuations by llama.cpp of the generated mistral3 model.
+# Prompts of the greedy continuations by llama.cpp of the generated mistral3 and gemma4 models.
 CONTINUATION_TEXTS = ["The capital of France is", "def fibonacci(n):", "Hello, world! 12345"]
 
 
@@ -209,8 +213,11 @@ def generated_fixture(args, label, arch, weight_type, layers, name, seed, yarn) 
         if arch == "mistral3":
             cmd += ["--yarn-context", str(MISTRAL3_CONTEXT), "--attn-temperature", str(MISTRAL3_TEMPERATURE)]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        if arch == "mistral3":
-            model = load_ministral3(args, Path(tmp), path, weight_type, layers, seed, yarn)
+        if arch in ("mistral3", "gemma4"):
+            if arch == "mistral3":
+                model = load_ministral3(args, Path(tmp), path, weight_type, layers, seed, yarn)
+            else:
+                model = load_gemma4(path)
             digest = fnv1a64(path.read_bytes())
             entry = generated_entry(model, arch, weight_type, layers, name, seed, yarn, digest)
             # A random model's bytes need not be UTF-8: the continuations are stored in base64.
@@ -251,6 +258,74 @@ def load_ministral3(args, directory: Path, path: Path, weight_type, layers, seed
                          "llama_4_scaling_beta": MISTRAL3_TEMPERATURE})
     model = transformers.Ministral3ForCausalLM(config).to(torch.float32)
     model.load_state_dict(llama.state_dict(), strict=True)
+    return model.eval()
+
+
+# Gemma4ForCausalLM's parameter names of the GGUF tensor names llama.cpp reads.
+GEMMA4_GLOBAL = {"token_embd": "embed_tokens", "output_norm": "norm",
+                 "per_layer_token_embd": "embed_tokens_per_layer",
+                 "per_layer_model_proj": "per_layer_model_projection",
+                 "per_layer_proj_norm": "per_layer_projection_norm"}
+GEMMA4_LAYER = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
+                "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj", "attn_q_norm": "self_attn.q_norm",
+                "attn_k_norm": "self_attn.k_norm", "post_attention_norm": "post_attention_layernorm",
+                "ffn_norm": "pre_feedforward_layernorm", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
+                "ffn_down": "mlp.down_proj", "post_ffw_norm": "post_feedforward_layernorm",
+                "inp_gate": "per_layer_input_gate", "proj": "per_layer_projection",
+                "post_norm": "post_per_layer_input_norm", "layer_output_scale": "layer_scalar"}
+
+
+def load_gemma4(path: Path):
+    """Gemma4ForCausalLM configured as the gemma4 file's keys say (as llama.cpp's converter wrote them from a
+    Gemma4TextConfig), with the file's tensors dequantized to float32."""
+    reader = gguf.GGUFReader(path)
+
+    def key(name, default=None):
+        field = reader.fields.get("gemma4." + name)
+        return default if field is None else field.contents()
+
+    tensors = {t.name: torch.from_numpy(
+        dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32).reshape([int(x) for x in t.shape][::-1]))
+        for t in reader.tensors}
+    n_layer = key("block_count")
+    sliding = key("attention.sliding_window_pattern")
+    n_head_kv, n_ff = key("attention.head_count_kv"), key("feed_forward_length")
+    n_shared = key("attention.shared_kv_layers", 0)
+    full = [il for il in range(n_layer) if not sliding[il]]
+    local = [il for il in range(n_layer) if sliding[il]]
+    factors = tensors["rope_freqs.weight"].numpy()
+    config = transformers.Gemma4TextConfig(
+        vocab_size=tensors["token_embd.weight"].shape[0], hidden_size=key("embedding_length"),
+        intermediate_size=n_ff[0], num_hidden_layers=n_layer, num_attention_heads=key("attention.head_count"),
+        num_key_value_heads=n_head_kv[local[0]], head_dim=key("attention.key_length_swa"),
+        global_head_dim=key("attention.key_length"), num_global_key_value_heads=n_head_kv[full[0]],
+        attention_k_eq_v=f"blk.{full[0]}.attn_v.weight" not in tensors,
+        rms_norm_eps=key("attention.layer_norm_rms_epsilon"), max_position_embeddings=key("context_length"),
+        sliding_window=key("attention.sliding_window"),
+        layer_types=["sliding_attention" if s else "full_attention" for s in sliding],
+        rope_parameters={
+            "sliding_attention": {"rope_type": "default", "rope_theta": key("rope.freq_base_swa")},
+            "full_attention": {"rope_type": "proportional", "rope_theta": key("rope.freq_base"),
+                               "partial_rotary_factor": float((factors == 1.0).sum()) / len(factors)}},
+        final_logit_softcapping=key("final_logit_softcapping"), tie_word_embeddings=True,
+        vocab_size_per_layer_input=tensors["token_embd.weight"].shape[0],
+        hidden_size_per_layer_input=key("embedding_length_per_layer_input", 0), num_kv_shared_layers=n_shared,
+        use_double_wide_mlp=n_ff[-1] == 2 * n_ff[0] and n_shared > 0, attn_implementation="eager")
+    model = transformers.Gemma4ForCausalLM(config).to(torch.float32)
+    state = {}
+    for name, value in tensors.items():
+        if name == "rope_freqs.weight":
+            continue
+        parts = name.split(".")
+        if parts[0] == "blk":
+            hf = f"model.layers.{parts[1]}.{GEMMA4_LAYER[parts[2]]}.weight"
+            state[hf.removesuffix(".weight") if parts[2] == "layer_output_scale" else hf] = value
+        else:
+            state[f"model.{GEMMA4_GLOBAL[parts[0]]}.weight"] = value
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    assert not unexpected and set(missing) <= {"lm_head.weight"}, (missing, unexpected)
+    model.tie_weights()
+    assert torch.equal(model.lm_head.weight, state["model.embed_tokens.weight"])
     return model.eval()
 
 
