@@ -3,21 +3,30 @@
 // run on: llama.cpp's Q4_K_M mix, the copied vocabulary, an untied output.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "gguf/reader.h"
 #include "model/config.h"
 #include "model/test_model.h"
-#include "test_support.h"
+#include "util/error.h"
 
 namespace eventkv::model {
 namespace {
 
 TEST(TestModelShape, Q4KMMixCopiedVocabularyAndUntiedOutput) {
+  // The vocabulary source: a generated BPE model with merges, pre qwen2.
+  TestModelSpec source_spec;
+  source_spec.tokenizer = TestTokenizer::kBpe;
+  source_spec.pre = "qwen2";
   const std::string vocab =
-      eventkv::testing::shared_dir() / "testdata" / "vocab" / "ggml-vocab-gpt-2.gguf";
+      (std::filesystem::temp_directory_path() / str_cat("eventkv-vocab-", ::getpid(), ".gguf"))
+          .string();
+  build_test_model(source_spec).write(vocab);
   TestModelSpec spec;
   spec.arch = Arch::kQwen3;
   spec.n_layer = 16;
@@ -28,6 +37,7 @@ TEST(TestModelShape, Q4KMMixCopiedVocabularyAndUntiedOutput) {
   const std::vector<uint8_t> bytes = build_test_model(spec).to_bytes();
   const gguf::GgufFile file = gguf::GgufFile::parse(bytes, "shape.gguf");
   const gguf::GgufFile source = gguf::GgufFile::open(vocab);
+  std::filesystem::remove(vocab);
 
   const ModelConfig config = config_from_gguf(file);
   EXPECT_EQ(config.n_vocab, source.get_array("tokenizer.ggml.tokens")->count);
