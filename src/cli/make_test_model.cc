@@ -84,12 +84,15 @@ void add_make_test_model_command(CLI::App& app) {
       spec.q4_k_m = options->type == "q4_k_m";
       const auto type = gguf::parse_type_name(spec.q4_k_m ? "q4_k" : options->type);
       if (!type) fail("--type: unknown ggml type '", options->type, "'");
-      if (spec.n_embd % 256 != 0 || spec.n_ff % 256 != 0 || spec.n_head * spec.head_dim % 256 != 0)
+      if (spec.n_embd % 256 != 0 || spec.n_ff % 256 != 0 ||
+          spec.n_head * spec.head_dim % 256 != 0) {
         fail(
             "--embd, --ff and --heads times --head-dim must be multiples of 256, so every "
             "type's blocks fit");
-      if (spec.n_head % spec.n_head_kv != 0)
+      }
+      if (spec.n_head % spec.n_head_kv != 0) {
         fail("--heads (", spec.n_head, ") must be a multiple of --kv-heads (", spec.n_head_kv, ")");
+      }
       spec.weight_type = *type;
       spec.seed = options->seed;
       spec.vocab_from = options->vocab_from;
