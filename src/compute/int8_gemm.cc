@@ -56,8 +56,9 @@ __m256i broadcast4(const int8_t* p) {
 // own: vpmaddubsw multiplies 4 columns' quants by one token's 4 activation
 // bytes into int16 pairs, two such steps (8 columns) add in int16 (q < 64,
 // |x| <= 127: |sum| <= 4 * 63 * 127 < 32768) before vpmaddwd widens them.
-// The integer sums are exact, and the f32 part is the same expression as
-// the other variants', so every ISA computes the same values.
+// The integer sums are exact and the f32 part is the same expression as
+// the other variants', so results differ only where the compiler fuses
+// multiply-adds (the x86-64 baseline has no FMA).
 template <int64_t kColumns>
 void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y) {
   constexpr int kT = kTileTokens;
