@@ -33,7 +33,7 @@ void add_make_test_model_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("make-test-model", "Write a tiny random-weight GGUF model for tests");
   auto options = std::make_shared<MakeTestModelOptions>();
-  cmd->add_option("--arch", options->arch, "llama, qwen2, qwen3, gemma3 or mistral3");
+  cmd->add_option("--arch", options->arch, "llama, qwen2, qwen3, gemma3, gemma4 or mistral3");
   cmd->add_option(
       "--type", options->type,
       "ggml type of every weight matrix (f32, q4_k, ...), or q4_k_m for llama.cpp's Q4_K_M mix");
@@ -58,7 +58,7 @@ void add_make_test_model_command(CLI::App& app) {
                 "give the model an output matrix of its own (default: tied to token_embd)");
   cmd->add_option("--name", options->name,
                   "general.name (e.g. to label a llama-arch file as Mistral)");
-  cmd->add_option("--tokenizer", options->tokenizer, "byte-level (default), bpe or spm");
+  cmd->add_option("--tokenizer", options->tokenizer, "byte-level (default), bpe, spm or gemma4");
   cmd->add_option("--pre", options->pre, "tokenizer.ggml.pre of a BPE tokenizer (default)");
   cmd->add_option("--yarn", options->yarn, "YaRN rope scaling by this factor (default: none)")
       ->check(CLI::Range(1.0f, 64.0f));

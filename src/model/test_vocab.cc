@@ -8,6 +8,7 @@
 
 #include "gguf/reader.h"
 #include "tokenizer/byte_unicode.h"
+#include "tokenizer/spm.h"
 #include "util/error.h"
 
 namespace eventkv::model {
@@ -96,15 +97,18 @@ int64_t add_bpe(gguf::GgufWriter& writer, const std::string& pre, bool with_merg
   return static_cast<int64_t>(vocab.tokens.size());
 }
 
+// <0x00> ... <0xFF>, the byte fallback of SentencePiece-style vocabularies.
+void add_byte_tokens(VocabBuilder& vocab) {
+  for (int byte = 0; byte < 256; ++byte) {
+    char hex[8];
+    std::snprintf(hex, sizeof(hex), "<0x%02X>", byte);
+    vocab.add(hex, kByte);
+  }
+}
+
 std::string space_marked(std::string_view text) {
   std::string out;
-  for (const char c : text) {
-    if (c == ' ') {
-      out += "\xE2\x96\x81";  // U+2581
-    } else {
-      out += c;
-    }
-  }
+  tokenizer::append_space_marked(text, out);
   return out;
 }
 
@@ -115,11 +119,7 @@ int64_t add_spm(gguf::GgufWriter& writer) {
   vocab.add("<unk>", kUnknown);
   vocab.add("<s>", kControl);
   vocab.add("</s>", kControl);
-  for (int byte = 0; byte < 256; ++byte) {
-    char hex[8];
-    std::snprintf(hex, sizeof(hex), "<0x%02X>", byte);
-    vocab.add(hex, kByte);
-  }
+  add_byte_tokens(vocab);
   vocab.add("<start_of_turn>", kControl);
   vocab.add("<end_of_turn>", kControl);
   vocab.add("\n", kUserDefined);
@@ -149,13 +149,82 @@ int64_t add_spm(gguf::GgufWriter& writer) {
   return static_cast<int64_t>(vocab.tokens.size());
 }
 
+// The characters of UTF-8 `text`, each as its own string.
+std::vector<std::string> characters(std::string_view text) {
+  std::vector<std::string> out;
+  for (const char byte : text) {
+    if ((static_cast<uint8_t>(byte) & 0xC0) == 0x80) {
+      out.back() += byte;
+    } else {
+      out.emplace_back(1, byte);
+    }
+  }
+  return out;
+}
+
+// Printable ASCII, tab, U+2581, U+2581 before each ASCII letter and the
+// words' characters are tokens; other characters fall back to <0xXX>. Words
+// (spaces as U+2581) are learnt left to right one character at a time. "\n"
+// and "\n\n" merge; "\n\n\n\n" is a token no merge makes, which only
+// llama.cpp's whole-newline-run rule finds.
+int64_t add_gemma4(gguf::GgufWriter& writer) {
+  VocabBuilder vocab;
+  vocab.add("<pad>", kControl);
+  vocab.add("<eos>", kControl);
+  vocab.add("<bos>", kControl);
+  vocab.add("<unk>", kUnknown);
+  for (const char* special : {"<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>",
+                              "<|tool>", "<tool|>", "<|tool_call>", "<tool_call|>",
+                              "<|tool_response>", "<tool_response|>", "<|\"|>", "<|image|>"}) {
+    vocab.add(special, kControl);
+  }
+  add_byte_tokens(vocab);
+  vocab.add("\t", kNormal);
+  vocab.add("\n", kNormal);
+  vocab.add(std::string(tokenizer::kSpaceMark), kNormal);
+  for (char c = '!'; c <= '~'; ++c) vocab.add(std::string(1, c), kNormal);
+  std::vector<std::string> merges = {"\n \n"};
+  vocab.add("\n\n", kNormal);
+  vocab.add("\n\n\n\n", kNormal);
+  // A letter after a space is one token, as in real vocabularies (so words of
+  // equal length mostly tokenize to equal lengths).
+  for (const char* letters : {"abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}) {
+    for (const char* c = letters; *c != '\0'; ++c) {
+      vocab.add(std::string(tokenizer::kSpaceMark) + *c, kNormal);
+      merges.push_back(std::string(tokenizer::kSpaceMark) + " " + *c);
+    }
+  }
+  for (const std::string_view word : kWords) {
+    const std::vector<std::string> chars = characters(space_marked(word));
+    std::string prefix = chars[0];
+    vocab.add(prefix, kNormal);
+    for (size_t i = 1; i < chars.size(); ++i) {
+      vocab.add(chars[i], kNormal);
+      if (vocab.add(prefix + chars[i], kNormal)) merges.push_back(prefix + " " + chars[i]);
+      prefix += chars[i];
+    }
+  }
+  writer.set_string("tokenizer.ggml.model", "gemma4");
+  writer.set_strings("tokenizer.ggml.tokens", vocab.tokens);
+  writer.set_int32s("tokenizer.ggml.token_type", vocab.types);
+  writer.set_float32s("tokenizer.ggml.scores", vocab.scores);
+  writer.set_strings("tokenizer.ggml.merges", merges);
+  writer.set_uint32("tokenizer.ggml.bos_token_id", 2);
+  writer.set_uint32("tokenizer.ggml.eos_token_id", 1);
+  writer.set_uint32("tokenizer.ggml.unknown_token_id", 3);
+  writer.set_uint32("tokenizer.ggml.padding_token_id", 0);
+  writer.set_bool("tokenizer.ggml.add_bos_token", true);
+  return static_cast<int64_t>(vocab.tokens.size());
+}
+
 }  // namespace
 
 TestTokenizer parse_test_tokenizer(const std::string& name) {
   if (name == "byte-level") return TestTokenizer::kByteLevel;
   if (name == "bpe") return TestTokenizer::kBpe;
   if (name == "spm") return TestTokenizer::kSpm;
-  fail("--tokenizer: unknown test tokenizer '", name, "' (byte-level, bpe, spm)");
+  if (name == "gemma4") return TestTokenizer::kGemma4;
+  fail("--tokenizer: unknown test tokenizer '", name, "' (byte-level, bpe, spm, gemma4)");
 }
 
 int64_t add_test_vocab(gguf::GgufWriter& writer, TestTokenizer kind, const std::string& pre) {
@@ -166,6 +235,8 @@ int64_t add_test_vocab(gguf::GgufWriter& writer, TestTokenizer kind, const std::
       return add_bpe(writer, pre, true);
     case TestTokenizer::kSpm:
       return add_spm(writer);
+    case TestTokenizer::kGemma4:
+      return add_gemma4(writer);
   }
   fail("unknown test tokenizer");
 }

@@ -13,9 +13,11 @@ enum class TestTokenizer {
   kByteLevel,  // byte-level BPE, 256 byte tokens, no merges (the default)
   kBpe,        // byte-level BPE with merges of common words and a user-defined token
   kSpm,        // SentencePiece-style with scores, byte fallback and a space prefix
+  kGemma4,     // Gemma 4's kind: BPE over raw UTF-8, U+2581 for spaces, byte fallback,
+               // newline-run tokens and Gemma 4's turn and channel tokens
 };
 
-// Parses "byte-level", "bpe" or "spm"; throws Error otherwise.
+// Parses "byte-level", "bpe", "spm" or "gemma4"; throws Error otherwise.
 TestTokenizer parse_test_tokenizer(const std::string& name);
 
 // Writes the tokenizer.* keys; returns the vocabulary size. `pre` is the

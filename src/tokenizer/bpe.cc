@@ -4,6 +4,7 @@
 
 #include "gguf/reader.h"
 #include "tokenizer/byte_unicode.h"
+#include "tokenizer/unicode.h"
 #include "util/error.h"
 
 namespace eventkv::tokenizer {
@@ -17,7 +18,8 @@ class BpeBuilder {
 
   int32_t symbol_id(const std::string& text) {
     if (const auto id = vocab_.find(text)) return *id;
-    const auto [it, added] = extra_ids_.try_emplace(text, model_.n_vocab_ + extra_ids_.size());
+    auto& extra = model_.extra_symbols_;
+    const auto [it, added] = extra.try_emplace(text, model_.n_vocab_ + extra.size());
     if (added) model_.extra_tokens_.push_back(single_byte_tokens(text));
     return it->second;
   }
@@ -25,6 +27,10 @@ class BpeBuilder {
  private:
   std::vector<TokenId> single_byte_tokens(const std::string& text) const {
     std::vector<TokenId> tokens;
+    if (model_.raw_utf8_) {
+      model_.append_byte_tokens(text, tokens);
+      return tokens;
+    }
     for (const char byte : text) {
       if (const auto id = vocab_.find(std::string_view(&byte, 1))) tokens.push_back(*id);
     }
@@ -33,7 +39,6 @@ class BpeBuilder {
 
   const Vocab& vocab_;
   BpeModel& model_;
-  std::unordered_map<std::string, int32_t> extra_ids_;
 };
 
 namespace {
@@ -50,13 +55,19 @@ bool comes_after(const BpeScratch::Candidate& a, const BpeScratch::Candidate& b)
 
 }  // namespace
 
-BpeModel BpeModel::from_gguf(const gguf::GgufFile& file, const Vocab& vocab) {
+BpeModel BpeModel::from_gguf(const gguf::GgufFile& file, const Vocab& vocab, bool raw_utf8) {
   BpeModel model;
+  model.raw_utf8_ = raw_utf8;
   BpeBuilder builder(vocab, model);
   for (int byte = 0; byte < 256; ++byte) {
-    std::string text;
-    append_utf8(text, byte_to_codepoint(static_cast<uint8_t>(byte)));
-    model.byte_symbols_[byte] = builder.symbol_id(text);
+    if (raw_utf8) {
+      model.byte_tokens_[byte] =
+          vocab.find_byte_token(static_cast<uint8_t>(byte)).value_or(kNoToken);
+    } else {
+      std::string text;
+      append_utf8(text, byte_to_codepoint(static_cast<uint8_t>(byte)));
+      model.byte_symbols_[byte] = builder.symbol_id(text);
+    }
   }
   const gguf::MetaArray* merges = file.get_array("tokenizer.ggml.merges");
   if (merges == nullptr) fail(file.name(), ": BPE tokenizer without tokenizer.ggml.merges");
@@ -96,6 +107,41 @@ void BpeModel::push_candidate(BpeScratch& scratch, int32_t left) const {
   std::push_heap(scratch.heap.begin(), scratch.heap.end(), comes_after);
 }
 
+int32_t BpeModel::character_symbol(const Vocab& vocab, std::string_view character) const {
+  if (const auto id = vocab.find(character)) return *id;
+  const auto it = extra_symbols_.find(std::string(character));
+  return it == extra_symbols_.end() ? kUnknownCharacter : it->second;
+}
+
+// Symbols of one piece, linked in order, with no candidates yet.
+void BpeModel::split_symbols(const Vocab& vocab, std::string_view piece,
+                             BpeScratch& scratch) const {
+  auto& symbols = scratch.symbols;
+  symbols.clear();
+  scratch.offsets.clear();
+  for (size_t pos = 0; pos < piece.size();) {
+    const auto index = static_cast<int32_t>(symbols.size());
+    size_t length = 1;
+    int32_t id = byte_symbols_[static_cast<uint8_t>(piece[pos])];
+    if (raw_utf8_) {
+      // Input is valid UTF-8 by now (encode replaced the rest).
+      length = static_cast<size_t>(std::max(utf8_sequence_length(piece, pos), 1));
+      id = character_symbol(vocab, piece.substr(pos, length));
+      scratch.offsets.push_back(static_cast<uint32_t>(pos));
+    }
+    pos += length;
+    symbols.push_back({id, index - 1, pos < piece.size() ? index + 1 : -1});
+  }
+  scratch.offsets.push_back(static_cast<uint32_t>(piece.size()));
+}
+
+void BpeModel::append_byte_tokens(std::string_view bytes, std::vector<TokenId>& out) const {
+  for (const char byte : bytes) {
+    const TokenId id = byte_tokens_[static_cast<uint8_t>(byte)];
+    if (id != kNoToken) out.push_back(id);
+  }
+}
+
 void BpeModel::emit(int32_t symbol, std::vector<TokenId>& out) const {
   if (symbol < n_vocab_) {
     out.push_back(symbol);
@@ -107,6 +153,13 @@ void BpeModel::emit(int32_t symbol, std::vector<TokenId>& out) const {
 
 void BpeModel::encode_piece(const Vocab& vocab, std::string_view piece, bool ignore_merges,
                             BpeScratch& scratch, std::vector<TokenId>& out) const {
+  // A run of newlines that is a token stays whole (llama.cpp's gemma4 rule).
+  if (raw_utf8_ && piece.find_first_not_of('\n') == std::string_view::npos) {
+    if (const auto id = vocab.find(piece)) {
+      out.push_back(*id);
+      return;
+    }
+  }
   if (ignore_merges) {
     scratch.encoded.clear();
     for (const char byte : piece) {
@@ -117,14 +170,10 @@ void BpeModel::encode_piece(const Vocab& vocab, std::string_view piece, bool ign
       return;
     }
   }
+  split_symbols(vocab, piece, scratch);
   auto& symbols = scratch.symbols;
-  symbols.clear();
   scratch.heap.clear();
-  const auto n = static_cast<int32_t>(piece.size());
-  for (int32_t i = 0; i < n; ++i) {
-    symbols.push_back(
-        {byte_symbols_[static_cast<uint8_t>(piece[i])], i - 1, i + 1 < n ? i + 1 : -1});
-  }
+  const auto n = static_cast<int32_t>(symbols.size());
   for (int32_t i = 0; i + 1 < n; ++i) push_candidate(scratch, i);
   while (!scratch.heap.empty()) {
     std::pop_heap(scratch.heap.begin(), scratch.heap.end(), comes_after);
@@ -143,7 +192,15 @@ void BpeModel::encode_piece(const Vocab& vocab, std::string_view piece, bool ign
     if (left.prev >= 0) push_candidate(scratch, left.prev);
     push_candidate(scratch, candidate.left);
   }
-  for (int32_t i = 0; i >= 0 && i < n; i = symbols[i].next) emit(symbols[i].id, out);
+  for (int32_t i = 0; i >= 0 && i < n; i = symbols[i].next) {
+    if (symbols[i].id == kUnknownCharacter) {
+      // Never merged, so it is still the one character at symbol i.
+      const uint32_t begin = scratch.offsets[i];
+      append_byte_tokens(piece.substr(begin, scratch.offsets[i + 1] - begin), out);
+    } else {
+      emit(symbols[i].id, out);
+    }
+  }
 }
 
 }  // namespace eventkv::tokenizer

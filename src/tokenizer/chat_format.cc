@@ -14,8 +14,8 @@ constexpr std::string_view kSmolLmSystem =
 constexpr std::string_view kQwenSystem =
     "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
 
-constexpr std::array<std::string_view, 7> kNames = {
-    "chatml", "smollm2", "qwen2.5", "gemma", "llama3", "mistral", "mistral-tekken",
+constexpr std::array<std::string_view, 8> kNames = {
+    "chatml", "smollm2", "qwen2.5", "gemma", "gemma4", "llama3", "mistral", "mistral-tekken",
 };
 
 void check_role(const std::string& role) {
@@ -60,6 +60,7 @@ ChatFormat ChatFormat::by_name(std::string_view name) {
     return format;
   }
   if (name == "gemma") return ChatFormat(name, Family::kGemma);
+  if (name == "gemma4") return ChatFormat(name, Family::kGemma4);
   if (name == "llama3") return ChatFormat(name, Family::kLlama3);
   if (name == "mistral" || name == "mistral-tekken") {
     ChatFormat format(name, Family::kMistral);
@@ -86,6 +87,7 @@ ChatFormat ChatFormat::detect(const gguf::GgufFile& file) {
     if (tmpl && tmpl->find(kQwenSystem) != std::string::npos) return by_name("qwen2.5");
     return by_name("chatml");
   }
+  if (has("<|turn>")) return by_name("gemma4");
   if (has("<start_of_turn>")) return by_name("gemma");
   if (has("<|start_header_id|>")) return by_name("llama3");
   if (has("[INST]")) return by_name(tekken ? "mistral-tekken" : "mistral");
@@ -118,6 +120,17 @@ std::vector<ChatFormat::Part> ChatFormat::message_parts(const ChatMessage& messa
               {(role == "assistant" ? "model\n" : "user\n") + trim(message.content)},
               {"<end_of_turn>", true},
               {"\n"}};
+    case Family::kGemma4: {
+      if (role != "assistant") {
+        return {{"<|turn>", true},
+                {(role == "system" ? "system\n" : "user\n") + trim(message.content)},
+                {"<turn|>", true},
+                {"\n"}};
+      }
+      std::vector<Part> parts = generation_parts();
+      parts.insert(parts.end(), {{trim(message.content)}, {"<turn|>", true}, {"\n"}});
+      return parts;
+    }
     case Family::kLlama3:
       return {{"<|start_header_id|>", true},
               {role == "tool" ? "ipython" : role},
@@ -143,6 +156,12 @@ std::vector<ChatFormat::Part> ChatFormat::generation_parts() const {
       return {{"<|im_start|>", true}, {"assistant\n"}};
     case Family::kGemma:
       return {{"<start_of_turn>", true}, {"model\n"}};
+    case Family::kGemma4:
+      return {{"<|turn>", true},
+              {"model\n"},
+              {"<|channel>", true},
+              {"thought\n"},
+              {"<channel|>", true}};
     case Family::kLlama3:
       return {{"<|start_header_id|>", true}, {"assistant"}, {"<|end_header_id|>", true}, {"\n\n"}};
     case Family::kMistral:

@@ -23,6 +23,17 @@
 //                 DIFFERENCE: Gemma's template folds the system text into the
 //                 first user turn ("{system}\n\n{user}"); here a system message
 //                 is its own user turn, so that it can be evicted alone.
+//   "gemma4"      <bos><|turn>{system|user|model}\n{content trimmed}<turn|>\n, where a
+//                 model turn opens with an empty thought channel:
+//                 <|turn>model\n<|channel>thought\n<channel|>{content trimmed}<turn|>\n ;
+//                 prompt <|turn>model\n<|channel>thought\n<channel|> (thinking off).
+//                 A tool message is a user turn.
+//                 DIFFERENCE: Gemma 4's template drops the thought channel from
+//                 earlier model turns; here a model turn keeps the empty channel
+//                 its generation prompt opened, so a generated reply's rows are
+//                 exactly its event's rendering. Its template also renders tool
+//                 results inside the model turn that called the tool, which needs
+//                 the call; here each is its own turn, so each is an event.
 //   "llama3"      <|begin_of_text|><|start_header_id|>{role}<|end_header_id|>\n\n
 //                 {content trimmed}<|eot_id|> ; a tool message has role ipython;
 //                 prompt <|start_header_id|>assistant<|end_header_id|>\n\n
@@ -91,7 +102,7 @@ class ChatFormat {
   std::vector<TokenId> generation_prompt(const Tokenizer& tok) const;
 
  private:
-  enum class Family { kChatml, kGemma, kLlama3, kMistral };
+  enum class Family { kChatml, kGemma, kGemma4, kLlama3, kMistral };
   struct Part {
     std::string text;
     bool special = false;  // text names a special token

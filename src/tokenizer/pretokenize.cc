@@ -19,7 +19,7 @@ constexpr PreTokenizer kQwen2Pre{PreTokenizerKind::kQwen2, false};
 constexpr PreTokenizer kLlama3Pre{PreTokenizerKind::kLlama3, true};
 constexpr PreTokenizer kTekkenPre{PreTokenizerKind::kTekken, true};
 
-constexpr std::array<PreTokenizerName, 32> kPreTokenizers = {{
+constexpr std::array<PreTokenizerName, 33> kPreTokenizers = {{
     {"default", {PreTokenizerKind::kDefault, false}},
     {"gpt-2", kGpt2Pre},
     {"phi-2", kGpt2Pre},
@@ -52,6 +52,7 @@ constexpr std::array<PreTokenizerName, 32> kPreTokenizers = {{
     {"lfm2", kLlama3Pre},
     {"kormo", kQwen2Pre},
     {"tekken", kTekkenPre},
+    {"gemma4", {PreTokenizerKind::kNewlineRuns, false, true}},
 }};
 
 constexpr uint32_t kOutOfPiece = 0xFFFFFFFF;
@@ -260,6 +261,17 @@ void split_tekken(const Piece& p, std::vector<uint32_t>& out) {
   split_by_matches(p, match_tekken, out);
 }
 
+void split_newline_runs(const Piece& p, std::vector<uint32_t>& out) {
+  split_by_matches(
+      p,
+      [](const Piece& q, size_t pos) {
+        const bool newline = q.cpt(pos) == '\n';
+        while (pos < q.size && (q.cpt(pos) == '\n') == newline) ++pos;
+        return pos;
+      },
+      out);
+}
+
 void split_each_number(const Piece& p, std::vector<uint32_t>& out) {
   split_by_pattern(
       p, [](const Piece& q, size_t i) -> size_t { return q.is(i, kNumber) ? 1 : 0; }, out);
@@ -332,6 +344,9 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, PreTokenizeScrat
       break;
     case PreTokenizerKind::kTekken:
       apply_pass(scratch, split_tekken);
+      break;
+    case PreTokenizerKind::kNewlineRuns:
+      apply_pass(scratch, split_newline_runs);
       break;
   }
   const std::vector<uint32_t>& offsets = scratch.decoded.offsets;

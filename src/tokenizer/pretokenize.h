@@ -24,11 +24,15 @@ enum class PreTokenizerKind {
   kTekken,          // [^\r\n\p{L}\p{N}]?((?=\p{L})[^a-z])*((?=\p{L})[^A-Z])+|
                     // [^\r\n\p{L}\p{N}]?((?=\p{L})[^a-z])+((?=\p{L})[^A-Z])*|\p{N}|
                     // ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ (Mistral)
+  kNewlineRuns,     // [^\n]+|[\n]+ (gemma4: its merges span whole lines)
 };
 
 struct PreTokenizer {
   PreTokenizerKind kind = PreTokenizerKind::kDefault;
   bool ignore_merges = false;  // a piece that is a whole token is emitted as is (llama3)
+  // BPE over raw UTF-8 characters, spaces written U+2581, <0xXX> byte tokens
+  // for what the vocabulary lacks (gemma4); else GPT-2's byte characters.
+  bool raw_utf8 = false;
 };
 
 // The pre-tokenizer for a `tokenizer.ggml.pre` value; throws Error naming the

@@ -1,7 +1,6 @@
 #include "tokenizer/spm.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace eventkv::tokenizer {
 namespace {
@@ -20,13 +19,21 @@ uint32_t utf8_length(uint8_t lead) {
 
 }  // namespace
 
+void append_space_marked(std::string_view text, std::string& out) {
+  for (const char c : text) {
+    if (c == ' ') {
+      out += kSpaceMark;
+    } else {
+      out += c;
+    }
+  }
+}
+
 SpmModel::SpmModel(const Vocab& vocab) {
   for (int byte = 0; byte < 256; ++byte) {
-    char hex[8];
-    std::snprintf(hex, sizeof(hex), "<0x%02X>", byte);
     const char raw = static_cast<char>(byte);
     TokenId id = vocab.unk;
-    if (const auto token = vocab.find(hex)) {
+    if (const auto token = vocab.find_byte_token(static_cast<uint8_t>(byte))) {
       id = *token;
     } else if (const auto single = vocab.find(std::string_view(&raw, 1))) {
       id = *single;
@@ -62,13 +69,7 @@ void SpmModel::encode(const Vocab& vocab, std::string_view text, bool add_space_
   std::string& escaped = scratch.escaped;
   escaped.clear();
   if (add_space_prefix) escaped += kSpaceMark;
-  for (const char c : text) {
-    if (c == ' ') {
-      escaped += kSpaceMark;
-    } else {
-      escaped += c;
-    }
-  }
+  append_space_marked(text, escaped);
   auto& symbols = scratch.symbols;
   symbols.clear();
   scratch.heap.clear();

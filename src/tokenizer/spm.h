@@ -18,6 +18,9 @@ namespace eventkv::tokenizer {
 // SentencePiece's visible space, U+2581, which stands for " " in pieces.
 inline constexpr std::string_view kSpaceMark = "\xE2\x96\x81";
 
+// Appends `text` with every " " written as kSpaceMark.
+void append_space_marked(std::string_view text, std::string& out);
+
 // Buffers reused across fragments by one encode call.
 struct SpmScratch {
   struct Symbol {

@@ -28,6 +28,7 @@ namespace {
 struct EncodeScratch {
   std::vector<Fragment> fragments;
   std::vector<std::string_view> pieces;
+  std::string marked;  // raw UTF-8 BPE: the fragment with spaces as U+2581
   PreTokenizeScratch pre;
   BpeScratch bpe;
   SpmScratch spm;
@@ -96,6 +97,11 @@ void encode_text(const TokenizerData& data, std::string_view text, EncodeScratch
     data.spm->encode(data.vocab, text, data.vocab.add_space_prefix, scratch.spm, out);
     return;
   }
+  if (data.pre.raw_utf8) {
+    scratch.marked.clear();
+    append_space_marked(text, scratch.marked);
+    text = scratch.marked;
+  }
   pre_tokenize(data.pre.kind, text, scratch.pre, scratch.pieces);
   for (const std::string_view piece : scratch.pieces) {
     data.bpe->encode_piece(data.vocab, piece, data.pre.ignore_merges, scratch.bpe, out);
@@ -109,7 +115,7 @@ Tokenizer Tokenizer::from_gguf(const gguf::GgufFile& file) {
   load_vocab(file, data->vocab);
   if (data->vocab.kind == TokenizerKind::kBpe) {
     data->pre = pre_tokenizer_for(data->vocab.pre, file.name());
-    data->bpe = BpeModel::from_gguf(file, data->vocab);
+    data->bpe = BpeModel::from_gguf(file, data->vocab, data->pre.raw_utf8);
   } else {
     data->spm.emplace(data->vocab);
   }
@@ -153,7 +159,8 @@ std::string Tokenizer::token_text(TokenId id) const {
     if (byte >= 0) return std::string(1, static_cast<char>(byte));
   }
   if (vocab.attrs[id] != kAttrNormal) return text;
-  return vocab.kind == TokenizerKind::kBpe ? decode_byte_level(text) : unescape_spaces(text);
+  const bool byte_level = vocab.kind == TokenizerKind::kBpe && !data_->pre.raw_utf8;
+  return byte_level ? decode_byte_level(text) : unescape_spaces(text);
 }
 
 std::string Tokenizer::decode(std::span<const TokenId> ids) const {

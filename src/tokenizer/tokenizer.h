@@ -1,6 +1,7 @@
 // A model's tokenizer, built from GGUF metadata alone: byte-level BPE
-// ("gpt2") with its family's pre-tokenizer, or SentencePiece-style merges by
-// score with byte fallback ("llama"). Token ids match llama.cpp's exactly.
+// ("gpt2") with its family's pre-tokenizer, SentencePiece-style merges by
+// score with byte fallback ("llama"), or BPE over raw UTF-8 with spaces as
+// U+2581 and byte fallback ("gemma4"). Token ids match llama.cpp's exactly.
 //
 // Invalid UTF-8 input is not an error: each byte that does not begin a
 // well-formed sequence is tokenized as U+FFFD (see unicode.h).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 
 #include "gguf/reader.h"
 #include "util/error.h"
@@ -118,15 +119,16 @@ void load_texts(const gguf::GgufFile& file, Vocab& vocab) {
   for (size_t id = 0; id < n; ++id) vocab.ids.insert_or_assign(vocab.texts[id], id);
 }
 
-// Defaults by tokenizer kind, as llama.cpp sets them before reading the file.
-void set_defaults(Vocab& vocab) {
+// Defaults by tokenizer kind, as llama.cpp sets them before reading the file
+// (a "gemma4" model has none: its file names every id).
+void set_defaults(Vocab& vocab, bool gemma4_model) {
   if (vocab.kind == TokenizerKind::kSpm) {
     vocab.bos = 1;
     vocab.eos = 2;
     vocab.unk = 0;
     vocab.add_bos = true;
     vocab.add_space_prefix = true;
-  } else {
+  } else if (!gemma4_model) {
     vocab.bos = 11;
     vocab.eos = 11;
     vocab.add_bos = vocab.pre == "llama3" || vocab.pre == "llama-v3" || vocab.pre == "llama-bpe" ||
@@ -208,21 +210,33 @@ std::optional<TokenId> Vocab::find(std::string_view text) const {
   return it->second;
 }
 
+std::optional<TokenId> Vocab::find_byte_token(uint8_t byte) const {
+  char name[8];
+  std::snprintf(name, sizeof(name), "<0x%02X>", byte);
+  return find(name);
+}
+
 void load_vocab(const gguf::GgufFile& file, Vocab& vocab) {
   vocab.file_name = file.name();
   const std::optional<std::string> model = file.get_string("tokenizer.ggml.model");
   if (!model) fail(file.name(), ": no tokenizer (tokenizer.ggml.model is missing)");
-  if (*model == "gpt2") {
+  // gemma4 is BPE too, over raw UTF-8 (its pre-tokenizer says so).
+  if (*model == "gpt2" || *model == "gemma4") {
     vocab.kind = TokenizerKind::kBpe;
   } else if (*model == "llama") {
     vocab.kind = TokenizerKind::kSpm;
   } else {
-    fail(file.name(), ": unsupported tokenizer model '", *model, "' (supported: gpt2, llama)");
+    fail(file.name(), ": unsupported tokenizer model '", *model,
+         "' (supported: gpt2, llama, gemma4)");
   }
-  vocab.pre = file.get_string("tokenizer.ggml.pre").value_or("default");
+  // A gemma4 model has one pre-tokenizer whatever the file says, as in llama.cpp.
+  const bool gemma4_model = *model == "gemma4";
+  vocab.pre = gemma4_model ? "gemma4" : file.get_string("tokenizer.ggml.pre").value_or("default");
   load_texts(file, vocab);
-  set_defaults(vocab);
+  set_defaults(vocab, gemma4_model);
   read_special_ids(file, vocab);
+  // Gemma 4 needs its BOS; llama.cpp adds it even where a file says not to.
+  if (vocab.pre == "gemma4") vocab.add_bos = true;
   mark_end_of_generation(vocab);
   collect_special_tokens(vocab);
   mark_rstrip(file, vocab);

@@ -57,6 +57,7 @@ struct Vocab {
 
   int32_t size() const { return static_cast<int32_t>(texts.size()); }
   std::optional<TokenId> find(std::string_view text) const;
+  std::optional<TokenId> find_byte_token(uint8_t byte) const;  // the token "<0xAB>"
   bool has_attr(TokenId id, TokenAttr attr) const { return (attrs[id] & attr) != 0; }
 };
 

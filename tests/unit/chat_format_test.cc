@@ -3,6 +3,7 @@
 // property on the real models, and the documented differences.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -39,6 +40,7 @@ std::optional<Tokenizer> family_tokenizer(const std::string& family) {
   if (family == "gemma3") return real_tokenizer("gemma-3-270m-q4_k_m.gguf");
   if (family == "qwen2.5") return real_tokenizer("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf");
   if (family == "generated-spm") return generated_tokenizer(model::TestTokenizer::kSpm);
+  if (family == "generated-gemma4") return generated_tokenizer(model::TestTokenizer::kGemma4);
   return generated_tokenizer(model::TestTokenizer::kBpe, "qwen2");
 }
 
@@ -104,6 +106,9 @@ TEST(ChatFormat, DetectsFromVocabularyWithoutTemplate) {
   EXPECT_EQ(ChatFormat::detect(gguf::GgufFile::parse(spm, "spm")).name(), "gemma");
   const std::vector<uint8_t> bpe = model::build_test_model({}).to_bytes();
   EXPECT_EQ(ChatFormat::detect(gguf::GgufFile::parse(bpe, "bpe")).name(), "chatml");
+  spec.tokenizer = model::TestTokenizer::kGemma4;
+  const std::vector<uint8_t> gemma4 = model::build_test_model(spec).to_bytes();
+  EXPECT_EQ(ChatFormat::detect(gguf::GgufFile::parse(gemma4, "gemma4")).name(), "gemma4");
 }
 
 // Conversations of six messages, all roles, whose contents are the corpus
@@ -169,6 +174,23 @@ TEST(ChatFormat, EventByEventEqualsWholeStringOnGeneratedModels) {
   }
   check_event_boundaries(generated_tokenizer(model::TestTokenizer::kSpm),
                          ChatFormat::by_name("gemma"));
+  check_event_boundaries(generated_tokenizer(model::TestTokenizer::kGemma4),
+                         ChatFormat::by_name("gemma4"));
+}
+
+// A reply is generated after the prompt's empty thought channel, so the model
+// turn that records it keeps that channel: the reply's rows are its rendering.
+TEST(ChatFormat, Gemma4ModelTurnStartsWithTheGenerationPrompt) {
+  const Tokenizer tok = generated_tokenizer(model::TestTokenizer::kGemma4);
+  const ChatFormat format = ChatFormat::by_name("gemma4");
+  const std::vector<TokenId> prompt = format.generation_prompt(tok);
+  const std::vector<TokenId> reply = format.render_message(tok, {"assistant", " hi "});
+  ASSERT_GT(reply.size(), prompt.size());
+  EXPECT_TRUE(std::equal(prompt.begin(), prompt.end(), reply.begin()));
+  EXPECT_EQ(tok.decode(reply), "<|turn>model\n<|channel>thought\n<channel|>hi<turn|>\n");
+  const std::vector<ChatMessage> messages = {{"system", "s"}, {"tool", "t"}};
+  EXPECT_EQ(tok.decode(format.render(tok, messages, false).ids),
+            "<bos><|turn>system\ns<turn|>\n<|turn>user\nt<turn|>\n");
 }
 
 TEST(ChatFormat, GemmaSystemMessageIsItsOwnTurn) {

@@ -30,7 +30,8 @@ struct Harness {
 
 // "" : the generated llama; an architecture name: a generated model of it
 // (mistral3 with YaRN and its attention temperature, gemma4 with 4 layers,
-// the last two kv-shared); otherwise a real file.
+// the last two kv-shared, and its tokenizer and chat format); otherwise a
+// real file.
 Harness make_harness(const std::string& real_file) {
   Harness h;
   std::shared_ptr<const model::Model> model;
@@ -42,7 +43,10 @@ Harness make_harness(const std::string& real_file) {
       spec.yarn_factor = 4.0f;
       spec.attn_temperature_scale = 0.1f;
     }
-    if (spec.arch == model::Arch::kGemma4) spec.n_layer = 4;
+    if (spec.arch == model::Arch::kGemma4) {
+      spec.n_layer = 4;
+      spec.tokenizer = model::TestTokenizer::kGemma4;
+    }
     h.bytes = model::build_test_model(spec).to_bytes();
     model = model::Model::from_bytes(h.bytes, "generated");
   } else {

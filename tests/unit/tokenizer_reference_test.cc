@@ -106,8 +106,9 @@ INSTANTIATE_TEST_SUITE_P(Tokenizers, ReferenceTest,
                                            "generated-bpe-default", "generated-bpe-gpt2",
                                            "generated-bpe-smollm", "generated-bpe-qwen2",
                                            "generated-bpe-llama3", "generated-bpe-tekken",
-                                           "generated-spm", "vocab-gpt-2", "vocab-llama-spm",
-                                           "vocab-phi-3", "vocab-refact", "vocab-starcoder"),
+                                           "generated-spm", "generated-gemma4", "vocab-gpt-2",
+                                           "vocab-llama-spm", "vocab-phi-3", "vocab-refact",
+                                           "vocab-starcoder"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name) {

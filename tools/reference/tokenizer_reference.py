@@ -48,6 +48,7 @@ GENERATED = {
     "generated-bpe-llama3": ["--tokenizer", "bpe", "--pre", "llama-bpe"],
     "generated-bpe-tekken": ["--tokenizer", "bpe", "--pre", "tekken"],
     "generated-spm": ["--tokenizer", "spm"],
+    "generated-gemma4": ["--tokenizer", "gemma4"],
 }
 VOCAB_FILES = ["gpt-2", "llama-spm", "phi-3", "refact", "starcoder"]
 
@@ -309,6 +310,14 @@ def render_format(name: str, messages: list[dict], add_generation_prompt: bool, 
             out += f"<start_of_turn>{role}\n{m['content'].strip()}<end_of_turn>\n"
         if add_generation_prompt:
             out += "<start_of_turn>model\n"
+    elif name == "gemma4":
+        out += bos
+        for m in messages:
+            role = {"assistant": "model", "system": "system"}.get(m["role"], "user")
+            channel = "<|channel>thought\n<channel|>" if role == "model" else ""
+            out += f"<|turn>{role}\n{channel}{m['content'].strip()}<turn|>\n"
+        if add_generation_prompt:
+            out += "<|turn>model\n<|channel>thought\n<channel|>"
     elif name == "llama3":
         out += bos
         for m in messages:
@@ -336,17 +345,20 @@ def official_template(model: Path) -> str | None:
     return fields["tokenizer.chat_template"].contents()
 
 
-def render_official(template: str, messages: list[dict], add_generation_prompt: bool) -> str:
+def render_official(template: str, messages: list[dict], add_generation_prompt: bool, bos: str = "") -> str:
     env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
     env.filters["tojson"] = lambda v, **kw: json.dumps(v, **kw)
     return env.from_string(template).render(messages=messages, add_generation_prompt=add_generation_prompt,
-                                            tools=None, bos_token="", eos_token="")
+                                            tools=None, bos_token=bos, eos_token="")
 
 
-def chat_fixture(tok: LlamaTokenizer, model: Path, formats: list[str], bos_text: str) -> list[dict]:
+def chat_fixture(tok: LlamaTokenizer, model: Path, formats: list[str], bos_text: str,
+                 template: str | None = None) -> list[dict]:
     """Rendered chats with llama.cpp's ids of the whole string and, per message,
-    the token count of the text up to its end (so spans are checked too)."""
-    template = official_template(model)
+    the token count of the text up to its end (so spans are checked too).
+    `template` (else the file's own) is compared with the rendering where the
+    format claims to follow it."""
+    template = template or official_template(model)
     out = []
     for name in formats:
         for chat in CHATS:
@@ -359,8 +371,9 @@ def chat_fixture(tok: LlamaTokenizer, model: Path, formats: list[str], bos_text:
                 prefix = render_format(name, messages[:i + 1], False, bos_text)
                 ends.append(len(tok.tokenize(prefix, parse_special=True)))
             entry["message_ends"] = ends
-            if template and name in ("smollm2", "qwen2.5"):
-                entry["official_template_agrees"] = render_official(template, messages, gen) == text
+            if template and name in ("smollm2", "qwen2.5", "gemma4"):
+                official = render_official(template, messages, gen, bos_text)
+                entry["official_template_agrees"] = official == text
             out.append(entry)
     return out
 
@@ -424,7 +437,11 @@ def main() -> None:
                 families[f"vocab-{name}"] = {"source": "shared", "files": [path.name], "path": path}
 
         chat_formats = {"smollm2": ["smollm2"], "qwen2.5": ["qwen2.5"], "gemma3": ["gemma"],
-                        "generated-bpe-qwen2": ["chatml", "llama3", "mistral"], "generated-spm": ["gemma"]}
+                        "generated-bpe-qwen2": ["chatml", "llama3", "mistral"], "generated-spm": ["gemma"],
+                        "generated-gemma4": ["gemma4"]}
+        # Gemma 4's own template, from the llama.cpp tree (the generated file has none).
+        gemma4_template = args.llama_cpp / "models" / "templates" / "google-gemma-4-31B-it.jinja"
+        templates = {"generated-gemma4": gemma4_template.read_text() if gemma4_template.exists() else None}
         chats = {}
         for family, info in families.items():
             path = info.pop("path")
@@ -433,8 +450,8 @@ def main() -> None:
             info["vocab_digest"] = vocab_digest(path)
             write_json(FIXTURES / f"{family}.json", info)
             if family in chat_formats:
-                bos = {"gemma3": "<bos>", "generated-spm": "<s>"}.get(family, "")
-                chats[family] = chat_fixture(tok, path, chat_formats[family], bos)
+                bos = {"gemma3": "<bos>", "generated-spm": "<s>", "generated-gemma4": "<bos>"}.get(family, "")
+                chats[family] = chat_fixture(tok, path, chat_formats[family], bos, templates.get(family))
             tok.close()
             print(f"{family}: {len(info['special_differs'])} strings differ with specials parsed")
         write_json(FIXTURES / "chats.json", chats)
