@@ -36,14 +36,14 @@ struct Q8TokenLanes {
 };
 
 // The activations of the tokens one matrix product multiplies: each token's
-// and, for several tokens, the same side by side in tiles of kTokens.
+// and, for several tokens on AVX-512, the same side by side in tiles of kTokens.
 struct Q8Batch {
   std::vector<Q8Activations> tokens;
-  std::vector<Q8TokenLanes> tiles;  // empty for one token
+  std::vector<Q8TokenLanes> tiles;  // empty for one token, and without AVX-512
 };
 
 // Quantizes the n_tokens rows of x ([n_tokens][n]) as quantize_activations
-// does each, and lays them side by side when there are several.
+// does each, and with AVX-512 lays them side by side when there are several.
 Q8Batch quantize_batch(const float* x, int64_t n_tokens, int64_t n, int64_t block);
 
 }  // namespace eventkv::compute

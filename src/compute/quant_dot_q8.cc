@@ -195,7 +195,8 @@ void add_scaled(const v16i32* p, v16f32 scale, v16f32* acc) {
 //   word j (weights 4 j .. 4 j + 3 of each 32), and a per-block offset or min
 //   (times the sums of the activation quants) into `offset` or the lanes;
 // - pair() or unpack(), and finish(), do the same for a tile of 8 tokens
-//   side by side (compute/activation_q8.h: Q8TokenLanes): pair() gives two
+//   side by side (compute/activation_q8.h: Q8TokenLanes; AVX-512 builds
+//   only, as its 64-byte lanes need AVX-512's registers): pair() gives two
 //   words of weights broadcast, unpack() writes the block's weights as bytes
 //   and an integer scale per pair of words; the tile kernel multiplies each
 //   pair with all tokens at once into p[pair % 4], whose lane 2 t + k is
@@ -609,17 +610,23 @@ void dot_rows_int8(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q
            Block::kElems);
     }
   }
-  if (x.tiles.empty()) {
-    for (size_t t = 0; t < x.tokens.size(); ++t) {
-      dot_rows_token<Block>(row, row_bytes, n_rows, x.tokens[t],
-                            out + static_cast<int64_t>(t) * out_stride);
+  if (!x.tiles.empty()) {
+    for (size_t i = 0; i < x.tiles.size(); ++i) {
+      dot_rows_tile<Block>(row, row_bytes, n_rows, x.tiles[i],
+                           out + static_cast<int64_t>(i) * Q8TokenLanes::kTokens * out_stride,
+                           out_stride);
     }
     return;
   }
-  for (size_t i = 0; i < x.tiles.size(); ++i) {
-    dot_rows_tile<Block>(row, row_bytes, n_rows, x.tiles[i],
-                         out + static_cast<int64_t>(i) * Q8TokenLanes::kTokens * out_stride,
-                         out_stride);
+  // One token at a time, over runs of rows small enough to stay in L1 for
+  // the next token.
+  constexpr int64_t kRowRun = 16;
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kRowRun) {
+    const int64_t rows = std::min(kRowRun, n_rows - r0);
+    for (size_t t = 0; t < x.tokens.size(); ++t) {
+      dot_rows_token<Block>(row + r0 * static_cast<int64_t>(row_bytes), row_bytes, rows,
+                            x.tokens[t], out + static_cast<int64_t>(t) * out_stride + r0);
+    }
   }
 }
 

@@ -122,8 +122,8 @@ TEST_P(Int8Kernel, IsExactOnTheQuantizedActivationsAndBoundedAgainstF32) {
   }
 }
 
-// Tokens multiplied side by side give each token the bits it gets alone,
-// for every tile size and tail.
+// Tokens multiplied together give each token the bits it gets alone, for
+// every tile size and tail.
 TEST_P(Int8Kernel, ManyTokensGiveEachTokenItsOwnBits) {
   constexpr int64_t kMaxTokens = 19;  // two tiles of 8 and a tail of 3
   const gguf::GgmlType type = GetParam();
@@ -145,7 +145,8 @@ TEST_P(Int8Kernel, ManyTokensGiveEachTokenItsOwnBits) {
   for (int64_t n = 2; n <= kMaxTokens; ++n) {
     SCOPED_TRACE(n);
     const Q8Batch batch = quantize_batch(x.data(), n, kElems, block);
-    ASSERT_EQ(batch.tiles.size(), static_cast<size_t>((n + 7) / 8));
+    // Tiles with AVX-512; without, the tokens go one by one.
+    ASSERT_TRUE(batch.tiles.empty() || batch.tiles.size() == static_cast<size_t>((n + 7) / 8));
     std::vector<float> together(static_cast<size_t>(n * kRows));
     dot_rows_q8(type, weights.data(), row_bytes, kRows, batch, together.data(), kRows);
     for (int64_t i = 0; i < n * kRows; ++i)
