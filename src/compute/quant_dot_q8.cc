@@ -194,6 +194,8 @@ void add_scaled(const v16i32* p, v16f32 scale, v16f32* acc) {
 //   into a vector accumulator whose lane j sums the products of every block's
 //   word j (weights 4 j .. 4 j + 3 of each 32), and a per-block offset or min
 //   (times the sums of the activation quants) into `offset` or the lanes;
+//   the 32-weight layouts split it into quants() and add_quants(), so that
+//   several tokens share one unpacking (dot_rows_group);
 // - pair() or unpack(), and finish(), do the same for a tile of 8 tokens
 //   side by side (compute/activation_q8.h: Q8TokenLanes; AVX-512 builds
 //   only, as its 64-byte lanes need AVX-512's registers): pair() gives two
@@ -214,8 +216,12 @@ struct Weights<BlockQ4_0> {
   static v64u8 pair(const uint8_t* block, int i) { return nibble_pair(block + BlockQ4_0::kQs, i); }
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float& offset) {
+    add_quants(block, quants(block), x, dx, sums32, acc, offset);
+  }
+  static void add_quants(const uint8_t* block, v32u8 q, const int8_t* x, float dx,
+                         const float* sums32, v8f& acc, float& offset) {
     const float d = fp16_at(block);
-    acc = __builtin_convertvector(dot_u6(quants(block), load32_i8(x)), v8f) * (d * dx) + acc;
+    acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * (d * dx) + acc;
     offset -= 8.0f * d * sums32[0];
   }
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
@@ -239,8 +245,12 @@ struct Weights<BlockQ5<kHasMin>> {
   }
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float& offset) {
+    add_quants(block, quants(block), x, dx, sums32, acc, offset);
+  }
+  static void add_quants(const uint8_t* block, v32u8 q, const int8_t* x, float dx,
+                         const float* sums32, v8f& acc, float& offset) {
     const float d = fp16_at(block);
-    acc = __builtin_convertvector(dot_u6(quants(block), load32_i8(x)), v8f) * (d * dx) + acc;
+    acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * (d * dx) + acc;
     offset += min_of(block, d) * sums32[0];
   }
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
@@ -258,9 +268,11 @@ struct Weights<BlockQ4_1> {
   static v64u8 pair(const uint8_t* block, int i) { return nibble_pair(block + BlockQ4_1::kQs, i); }
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float& offset) {
-    acc =
-        __builtin_convertvector(dot_u6(quants(block), load32_i8(x)), v8f) * (fp16_at(block) * dx) +
-        acc;
+    add_quants(block, quants(block), x, dx, sums32, acc, offset);
+  }
+  static void add_quants(const uint8_t* block, v32u8 q, const int8_t* x, float dx,
+                         const float* sums32, v8f& acc, float& offset) {
+    acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * (fp16_at(block) * dx) + acc;
     offset += fp16_at(block + BlockQ4_1::kM) * sums32[0];
   }
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
@@ -278,8 +290,13 @@ struct Weights<BlockQ8_0> {
   static v64u8 pair(const uint8_t* block, int i) {
     return broadcast_pair(block + BlockQ8_0::kQs + 8 * i);
   }
-  static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
-    const v8i p = dot_i8(reinterpret_cast<v32i8>(quants(block)), load32_i8(x));
+  static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
+                  float& offset) {
+    add_quants(block, quants(block), x, dx, sums32, acc, offset);
+  }
+  static void add_quants(const uint8_t* block, v32u8 q, const int8_t* x, float dx, const float*,
+                         v8f& acc, float&) {
+    const v8i p = dot_i8(reinterpret_cast<v32i8>(q), load32_i8(x));
     acc = __builtin_convertvector(p, v8f) * (fp16_at(block) * dx) + acc;
   }
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f*, v16f32* acc,
@@ -543,6 +560,52 @@ void dot_rows_token(const uint8_t* row, size_t row_bytes, int64_t n_rows, const 
   }
 }
 
+// kGroup tokens of a 32-weight layout at once: each block's weights are
+// unpacked once for all of them, each token adding exactly as alone.
+template <typename Block, int kGroup>
+void dot_rows_group(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Activations* xs,
+                    float* out, int64_t out_stride) {
+  using W = Weights<Block>;
+  const auto n_blocks = static_cast<int64_t>(xs[0].d.size());
+  for (int64_t r = 0; r < n_rows; ++r, row += row_bytes) {
+    v8f acc[kGroup] = {};
+    float offset[kGroup] = {};
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      const uint8_t* block = row + b * Block::kBytes;
+      const v32u8 q = W::quants(block);
+      for (int t = 0; t < kGroup; ++t) {
+        W::add_quants(block, q, xs[t].q.data() + b * 32, xs[t].d[b], xs[t].sums32.data() + b,
+                      acc[t], offset[t]);
+      }
+    }
+    for (int t = 0; t < kGroup; ++t) out[t * out_stride + r] = hsum8(acc[t]) + offset[t];
+  }
+}
+
+// Tokens [first, first + count) of x, in groups of up to 4 where the layout
+// has 32-weight blocks, else one by one.
+template <typename Block>
+void dot_rows_tokens(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Batch& x,
+                     size_t first, size_t count, float* out, int64_t out_stride) {
+  const Q8Activations* xs = x.tokens.data() + first;
+  if constexpr (requires { Weights<Block>::add_quants; }) {
+    switch (count) {
+      case 4:
+        return dot_rows_group<Block, 4>(row, row_bytes, n_rows, xs, out, out_stride);
+      case 3:
+        return dot_rows_group<Block, 3>(row, row_bytes, n_rows, xs, out, out_stride);
+      case 2:
+        return dot_rows_group<Block, 2>(row, row_bytes, n_rows, xs, out, out_stride);
+      default:
+        break;
+    }
+  }
+  for (size_t t = 0; t < count; ++t) {
+    dot_rows_token<Block>(row, row_bytes, n_rows, xs[t],
+                          out + static_cast<int64_t>(t) * out_stride);
+  }
+}
+
 // A tile of up to 8 tokens side by side: each weight block is unpacked once,
 // and each pair of its words, broadcast, multiplies every token.
 template <typename Block>
@@ -618,14 +681,16 @@ void dot_rows_int8(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q
     }
     return;
   }
-  // One token at a time, over runs of rows small enough to stay in L1 for
-  // the next token.
+  // Groups of tokens over runs of rows small enough to stay in L1 for the
+  // next group.
   constexpr int64_t kRowRun = 16;
+  constexpr size_t kGroup = 4;
   for (int64_t r0 = 0; r0 < n_rows; r0 += kRowRun) {
     const int64_t rows = std::min(kRowRun, n_rows - r0);
-    for (size_t t = 0; t < x.tokens.size(); ++t) {
-      dot_rows_token<Block>(row + r0 * static_cast<int64_t>(row_bytes), row_bytes, rows,
-                            x.tokens[t], out + static_cast<int64_t>(t) * out_stride + r0);
+    for (size_t t = 0; t < x.tokens.size(); t += kGroup) {
+      dot_rows_tokens<Block>(row + r0 * static_cast<int64_t>(row_bytes), row_bytes, rows, x, t,
+                             std::min(kGroup, x.tokens.size() - t),
+                             out + static_cast<int64_t>(t) * out_stride + r0, out_stride);
     }
   }
 }
