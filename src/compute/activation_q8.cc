@@ -67,11 +67,12 @@ Q8TokenLanes token_lanes(std::span<const Q8Activations> xs) {
 Q8Batch quantize_batch(const float* x, int64_t n_tokens, int64_t n, int64_t block) {
   Q8Batch batch;
   batch.tokens.reserve(static_cast<size_t>(n_tokens));
-  for (int64_t t = 0; t < n_tokens; ++t)
+  for (int64_t t = 0; t < n_tokens; ++t) {
     batch.tokens.push_back(quantize_activations(x + t * n, n, block));
-    // Tiles only where AVX-512 holds their 64-byte lanes in registers: with
-    // AVX2 they spill to the stack, and 8 tokens of Q4_1 ran 6x slower in a
-    // tile than one by one (dot_rows_int8 then takes the tokens one by one).
+  }
+  // Tiles only where AVX-512 holds their 64-byte lanes in registers: with
+  // AVX2 they spill to the stack, and 8 tokens of Q4_1 ran 6x slower in a
+  // tile than one by one (dot_rows_int8 then takes the tokens in groups).
 #if defined(__AVX512BW__)
   constexpr bool kTiles = true;
 #else

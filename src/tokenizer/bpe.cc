@@ -121,18 +121,20 @@ void BpeModel::split_symbols(const Vocab& vocab, std::string_view piece,
   scratch.offsets.clear();
   for (size_t pos = 0; pos < piece.size();) {
     const auto index = static_cast<int32_t>(symbols.size());
-    size_t length = 1;
-    int32_t id = byte_symbols_[static_cast<uint8_t>(piece[pos])];
+    int32_t id = 0;
     if (raw_utf8_) {
       // Input is valid UTF-8 by now (encode replaced the rest).
-      length = static_cast<size_t>(std::max(utf8_sequence_length(piece, pos), 1));
+      const auto length = static_cast<size_t>(std::max(utf8_sequence_length(piece, pos), 1));
       id = character_symbol(vocab, piece.substr(pos, length));
       scratch.offsets.push_back(static_cast<uint32_t>(pos));
+      pos += length;
+    } else {
+      id = byte_symbols_[static_cast<uint8_t>(piece[pos])];
+      ++pos;
     }
-    pos += length;
     symbols.push_back({id, index - 1, pos < piece.size() ? index + 1 : -1});
   }
-  scratch.offsets.push_back(static_cast<uint32_t>(piece.size()));
+  if (raw_utf8_) scratch.offsets.push_back(static_cast<uint32_t>(piece.size()));
 }
 
 void BpeModel::append_byte_tokens(std::string_view bytes, std::vector<TokenId>& out) const {
