@@ -194,8 +194,8 @@ void add_scaled(const v16i32* p, v16f32 scale, v16f32* acc) {
 //   into a vector accumulator whose lane j sums the products of every block's
 //   word j (weights 4 j .. 4 j + 3 of each 32), and a per-block offset or min
 //   (times the sums of the activation quants) into `offset` or the lanes;
-//   the 32-weight layouts split it into quants() and add_quants(), so that
-//   several tokens share one unpacking (dot_rows_group);
+//   quants() and add_quants() split it, so that several tokens share one
+//   unpacking (dot_rows_group);
 // - pair() or unpack(), and finish(), do the same for a tile of 8 tokens
 //   side by side (compute/activation_q8.h: Q8TokenLanes; AVX-512 builds
 //   only, as its 64-byte lanes need AVX-512's registers): pair() gives two
@@ -341,10 +341,57 @@ struct Weights<BlockQ45_K<kFifthBit>> {
     // Integer sums are exact, so their order does not change a bit.
     const v8i products = chunk_products<0>(block, x, scales) + chunk_products<1>(block, x, scales) +
                          chunk_products<2>(block, x, scales) + chunk_products<3>(block, x, scales);
+    add_products(block, products, mins_of(scales_mins), dx, sums32, acc);
+  }
+
+  // The float terms of add(): the products times d, the mins times -dmin.
+  static void add_products(const uint8_t* block, v8i products, v8f mins, float dx,
+                           const float* sums32, v8f& acc) {
     v8f sums;
     std::memcpy(&sums, sums32, sizeof(sums));
     acc = __builtin_convertvector(products, v8f) * (fp16_at(block) * dx) + acc;
-    acc = mins_of(scales_mins) * sums * -fp16_at(block + Block::kDmin) + acc;
+    acc = mins * sums * -fp16_at(block + Block::kDmin) + acc;
+  }
+
+  // A block unpacked once for a group of tokens: its weights as bytes
+  // (sub-block s at 32 s), each sub-block's scale in every lane, its mins.
+  struct Quants {
+    alignas(32) uint8_t q[256];
+    v16i16 scale[8];
+    v8f mins;
+  };
+
+  static Quants quants(const uint8_t* block) {
+    Quants u;
+    uint8_t scales_mins[16];
+    unpack_k4_scales(block + Block::kScales, scales_mins);
+    v16u8 packed;
+    std::memcpy(&packed, scales_mins, sizeof(packed));
+    const v16i16 scales = __builtin_convertvector(packed, v16i16);
+    u.scale[0] = broadcast_lane<0>(scales);
+    u.scale[1] = broadcast_lane<1>(scales);
+    u.scale[2] = broadcast_lane<2>(scales);
+    u.scale[3] = broadcast_lane<3>(scales);
+    u.scale[4] = broadcast_lane<4>(scales);
+    u.scale[5] = broadcast_lane<5>(scales);
+    u.scale[6] = broadcast_lane<6>(scales);
+    u.scale[7] = broadcast_lane<7>(scales);
+    u.mins = mins_of(scales_mins);
+    for (int c = 0; c < 4; ++c) {
+      v32u8 low, high;
+      chunk(block, c, low, high);
+      std::memcpy(u.q + 64 * c, &low, sizeof(low));
+      std::memcpy(u.q + 64 * c + 32, &high, sizeof(high));
+    }
+    return u;
+  }
+
+  static void add_quants(const uint8_t* block, const Quants& u, const int8_t* x, float dx,
+                         const float* sums32, v8f& acc, float&) {
+    v8i products{};
+    for (int s = 0; s < 8; ++s)
+      products += scaled_dot_u6(load32_u8(u.q + 32 * s), load32_i8(x + 32 * s), u.scale[s]);
+    add_products(block, products, u.mins, dx, sums32, acc);
   }
 
   static void unpack(const uint8_t* block, uint8_t* q, int16_t* pair_scales) {
@@ -426,20 +473,50 @@ struct Weights<BlockQ6_K> {
     return __builtin_convertvector(packed, v16i16);
   }
 
+  // Scales k and k + 1 over the two halves of a run of 32.
+  static v16i16 run_scale(v16i16 scales, int k) {
+    return v16i16{scales[k],     scales[k],     scales[k],     scales[k],
+                  scales[k],     scales[k],     scales[k],     scales[k],
+                  scales[k + 1], scales[k + 1], scales[k + 1], scales[k + 1],
+                  scales[k + 1], scales[k + 1], scales[k + 1], scales[k + 1]};
+  }
+
   static void add(const uint8_t* block, const int8_t* x, float dx, const float*, v8f& acc, float&) {
     const v16i16 scales = scales16(block);
     v8i products{};
     for (int half = 0; half < 2; ++half) {
       for (int run = 0; run < 4; ++run) {
-        const int k = 8 * half + 2 * run;
-        const v16i16 scale = {scales[k],     scales[k],     scales[k],     scales[k],
-                              scales[k],     scales[k],     scales[k],     scales[k],
-                              scales[k + 1], scales[k + 1], scales[k + 1], scales[k + 1],
-                              scales[k + 1], scales[k + 1], scales[k + 1], scales[k + 1]};
-        products += scaled_dot_i8(run_weights(block, half, run),
-                                  load32_i8(x + 128 * half + 32 * run), scale);
+        products +=
+            scaled_dot_i8(run_weights(block, half, run), load32_i8(x + 128 * half + 32 * run),
+                          run_scale(scales, 8 * half + 2 * run));
       }
     }
+    acc = __builtin_convertvector(products, v8f) * (fp16_at(block + BlockQ6_K::kD) * dx) + acc;
+  }
+
+  // A block unpacked once for a group of tokens: the weights of run i
+  // (half i / 4) at 32 i, and their scales.
+  struct Quants {
+    alignas(32) int8_t q[256];
+    v16i16 scale[8];
+  };
+
+  static Quants quants(const uint8_t* block) {
+    Quants u;
+    const v16i16 scales = scales16(block);
+    for (int i = 0; i < 8; ++i) {
+      const v32i8 weights = run_weights(block, i / 4, i % 4);
+      std::memcpy(u.q + 32 * i, &weights, sizeof(weights));
+      u.scale[i] = run_scale(scales, 2 * i);
+    }
+    return u;
+  }
+
+  static void add_quants(const uint8_t* block, const Quants& u, const int8_t* x, float dx,
+                         const float*, v8f& acc, float&) {
+    v8i products{};
+    for (int i = 0; i < 8; ++i)
+      products += scaled_dot_i8(load32_i8(u.q + 32 * i), load32_i8(x + 32 * i), u.scale[i]);
     acc = __builtin_convertvector(products, v8f) * (fp16_at(block + BlockQ6_K::kD) * dx) + acc;
   }
 
@@ -560,7 +637,7 @@ void dot_rows_token(const uint8_t* row, size_t row_bytes, int64_t n_rows, const 
   }
 }
 
-// kGroup tokens of a 32-weight layout at once: each block's weights are
+// kGroup tokens at once: each block's weights are
 // unpacked once for all of them, each token adding exactly as alone.
 template <typename Block, int kGroup>
 void dot_rows_group(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Activations* xs,
@@ -572,37 +649,30 @@ void dot_rows_group(const uint8_t* row, size_t row_bytes, int64_t n_rows, const 
     float offset[kGroup] = {};
     for (int64_t b = 0; b < n_blocks; ++b) {
       const uint8_t* block = row + b * Block::kBytes;
-      const v32u8 q = W::quants(block);
+      const auto q = W::quants(block);
       for (int t = 0; t < kGroup; ++t) {
-        W::add_quants(block, q, xs[t].q.data() + b * 32, xs[t].d[b], xs[t].sums32.data() + b,
-                      acc[t], offset[t]);
+        W::add_quants(block, q, xs[t].q.data() + b * Block::kElems, xs[t].d[b],
+                      xs[t].sums32.data() + b * (Block::kElems / 32), acc[t], offset[t]);
       }
     }
     for (int t = 0; t < kGroup; ++t) out[t * out_stride + r] = hsum8(acc[t]) + offset[t];
   }
 }
 
-// Tokens [first, first + count) of x, in groups of up to 4 where the layout
-// has 32-weight blocks, else one by one.
+// Tokens [first, first + count) of x, in groups of up to 4.
 template <typename Block>
 void dot_rows_tokens(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Batch& x,
                      size_t first, size_t count, float* out, int64_t out_stride) {
   const Q8Activations* xs = x.tokens.data() + first;
-  if constexpr (requires { Weights<Block>::add_quants; }) {
-    switch (count) {
-      case 4:
-        return dot_rows_group<Block, 4>(row, row_bytes, n_rows, xs, out, out_stride);
-      case 3:
-        return dot_rows_group<Block, 3>(row, row_bytes, n_rows, xs, out, out_stride);
-      case 2:
-        return dot_rows_group<Block, 2>(row, row_bytes, n_rows, xs, out, out_stride);
-      default:
-        break;
-    }
-  }
-  for (size_t t = 0; t < count; ++t) {
-    dot_rows_token<Block>(row, row_bytes, n_rows, xs[t],
-                          out + static_cast<int64_t>(t) * out_stride);
+  switch (count) {
+    case 4:
+      return dot_rows_group<Block, 4>(row, row_bytes, n_rows, xs, out, out_stride);
+    case 3:
+      return dot_rows_group<Block, 3>(row, row_bytes, n_rows, xs, out, out_stride);
+    case 2:
+      return dot_rows_group<Block, 2>(row, row_bytes, n_rows, xs, out, out_stride);
+    default:
+      return dot_rows_token<Block>(row, row_bytes, n_rows, xs[0], out);
   }
 }
 

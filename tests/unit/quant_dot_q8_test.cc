@@ -145,7 +145,7 @@ TEST_P(Int8Kernel, ManyTokensGiveEachTokenItsOwnBits) {
   for (int64_t n = 2; n <= kMaxTokens; ++n) {
     SCOPED_TRACE(n);
     const Q8Batch batch = quantize_batch(x.data(), n, kElems, block);
-    // Tiles with AVX-512; without, the tokens go one by one.
+    // Tiles with AVX-512; without, groups of up to 4 tokens.
     ASSERT_TRUE(batch.tiles.empty() || batch.tiles.size() == static_cast<size_t>((n + 7) / 8));
     std::vector<float> together(static_cast<size_t>(n * kRows));
     dot_rows_q8(type, weights.data(), row_bytes, kRows, batch, together.data(), kRows);
