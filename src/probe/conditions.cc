@@ -1,6 +1,7 @@
 #include "probe/conditions.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "kv/event_batch.h"
 #include "kv/event_kv.h"
@@ -58,11 +59,28 @@ int predicted(const SideScores& side) {
 
 namespace {
 
+// Whether A and B differ only in the source event: then the sparse-local
+// sides, which drop the source, are the same tokens and the same rows.
+bool same_outside_source(const TokenizedPair& pair) {
+  if (pair.events_a.size() != pair.events_b.size()) return false;
+  for (size_t e = 0; e < pair.events_a.size(); ++e) {
+    if (static_cast<int64_t>(e) == pair.source_event) continue;
+    if (pair.events_a[e].id != pair.events_b[e].id ||
+        pair.events_a[e].tokens != pair.events_b[e].tokens) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // The rows a pair's conditions are served from, computed once: both sides
 // with the source visible, the sparse-global sides (source evicted) and the
-// sparse-local sides (later events recomputed without it).
+// sparse-local sides (later events recomputed without it). When the sides
+// differ only in the source, their sparse-local rows are identical by
+// construction and are computed (and scored) once, for A: local_b is empty.
 struct ComputedSides {
-  EventKV visible_a, visible_b, global_a, global_b, local_a, local_b;
+  EventKV visible_a, visible_b, global_a, global_b, local_a;
+  std::optional<EventKV> local_b;
 };
 
 ComputedSides compute_conditions(const TokenizedPair& pair,
@@ -75,12 +93,13 @@ ComputedSides compute_conditions(const TokenizedPair& pair,
   a.evict(source);
   b.evict(source);
   EventKV local_a = a.fork();
-  EventKV local_b = b.fork();
+  std::optional<EventKV> local_b;
+  if (!same_outside_source(pair)) local_b = b.fork();
   const std::vector<std::string> later = events_after_source(local_a, pair.source_event);
   if (!later.empty()) {
     kv::EventBatch batch(*engine, *arena);
     batch.recompute(local_a, later, {}, false);
-    batch.recompute(local_b, later, {}, false);
+    if (local_b) batch.recompute(*local_b, later, {}, false);
     batch.run();
   }
   return {std::move(visible_a), std::move(visible_b), std::move(a),
@@ -106,16 +125,20 @@ PairScores serve_conditions(const TokenizedPair& pair, const ComputedSides& side
   records.run();
   prefill.stop();
   EventKV local_a = sides.local_a.fork(n_events);
-  EventKV local_b = sides.local_b.fork(n_events);
+  std::optional<EventKV> local_b;
+  if (sides.local_b) local_b = sides.local_b->fork(n_events);
   EventKV no_carrier_a = a.fork();
   EventKV no_carrier_b = b.fork();
   no_carrier_a.evict(pair.carriers);
   no_carrier_b.evict(pair.carriers);
-  EventKV* served[] = {&visible_a, &visible_b,    &a,           &b, &record_a, &record_b, &local_a,
-                       &local_b,   &no_carrier_a, &no_carrier_b};
+  // In kConditions order, A then B; a shared sparse-local cache is scored once.
+  std::vector<EventKV*> served = {&visible_a, &visible_b, &a, &b, &record_a, &record_b, &local_a};
+  if (local_b) served.push_back(&*local_b);
+  served.insert(served.end(), {&no_carrier_a, &no_carrier_b});
   Stopwatch scoring(t.scoring);
-  const std::vector<std::vector<kv::CandidateScore>> scores = score_all(served, pair.query);
+  std::vector<std::vector<kv::CandidateScore>> scores = score_all(served, pair.query);
   scoring.stop();
+  if (!local_b) scores.insert(scores.begin() + 7, scores[6]);
   PairScores result;
   for (size_t c = 0; c < kConditions.size(); ++c) {
     ConditionScores condition{kConditions[c], {}, {}};

@@ -3,7 +3,9 @@
 //   sparse-global  source evicted; retained rows as computed with it visible
 //   record         source evicted; a textual record of its value appended
 //   sparse-local   source evicted; later retained rows recomputed without it,
-//                  so A and B serve identical rows (asserted exactly)
+//                  so A and B serve identical rows: when the sides differ
+//                  only in the source (as drawn pairs do), computed and
+//                  scored once; otherwise both, and their scores compared
 //   no-carrier     source and carriers evicted
 // Both sides share the rows before the source and are computed in one
 // forward pass; every condition forks the computed sides instead of

@@ -128,6 +128,29 @@ TEST(ConditionsFast, SparseLocalStaysExactAndScoresMove) {
   }
 }
 
+// Drawn pairs differ only in the source, so sparse-local is computed once
+// and B gets A's scores; a pair whose sides differ after the source too has
+// both sides computed, and its sparse-local scores differ.
+TEST(Conditions, SparseLocalComputesBothSidesWhenTheyDifferAfterTheSource) {
+  const Harness h = make_harness("");
+  const Scenario scenario = tiny_scenario();
+  const tokenizer::ChatFormat format = tokenizer::ChatFormat::detect(h.engine->model().file());
+  const TokenizedPair drawn = tokenize_pair(scenario, scenario_cells(scenario)[0], 0, format,
+                                            h.engine->model().tokenizer());
+  const PairScores same = run_conditions(drawn, h.engine, h.arena);
+  EXPECT_TRUE(same.local_identical);
+  TokenizedPair differing = drawn;
+  ASSERT_LT(drawn.source_event + 1, static_cast<int64_t>(drawn.events_b.size()));
+  std::vector<int32_t>& later = differing.events_b[drawn.source_event + 1].tokens;
+  later.front() = later.front() == 5 ? 6 : 5;
+  const PairScores differ = run_conditions(differing, h.engine, h.arena);
+  EXPECT_FALSE(differ.local_identical);
+  EXPECT_NE(differ.conditions[3].a.log_probs, differ.conditions[3].b.log_probs);
+  // A's side is unchanged.
+  EXPECT_EQ(differ.conditions[3].a.log_probs, same.conditions[3].a.log_probs);
+  EXPECT_EQ(differ.conditions[0].a.log_probs, same.conditions[0].a.log_probs);
+}
+
 // One pair at filler distances 1 and 2: the shorter is the leading part of
 // the longer, and serving both from the longer's rows gives the scores each
 // gets computed alone, bit for bit.
