@@ -131,20 +131,37 @@ PairScores serve_conditions(const TokenizedPair& pair, const ComputedSides& side
   EventKV no_carrier_b = b.fork();
   no_carrier_a.evict(pair.carriers);
   no_carrier_b.evict(pair.carriers);
-  // In kConditions order, A then B; a shared sparse-local cache is scored once.
-  std::vector<EventKV*> served = {&visible_a, &visible_b, &a, &b, &record_a, &record_b, &local_a};
-  if (local_b) served.push_back(&*local_b);
-  served.insert(served.end(), {&no_carrier_a, &no_carrier_b});
+  // In kConditions order; b null where B's rows are A's (sparse-local from
+  // a shared recompute; no-carrier when no retained row after the source is
+  // left, which holds only the shared rows before it): scored once.
+  struct Served {
+    EventKV* a;
+    EventKV* b;
+  };
+  const bool no_carrier_shared = events_after_source(no_carrier_a, pair.source_event).empty();
+  const Served served[] = {{&visible_a, &visible_b},
+                           {&a, &b},
+                           {&record_a, &record_b},
+                           {&local_a, local_b ? &*local_b : nullptr},
+                           {&no_carrier_a, no_carrier_shared ? nullptr : &no_carrier_b}};
+  std::vector<EventKV*> caches;
+  for (const Served& s : served) {
+    caches.push_back(s.a);
+    if (s.b != nullptr) caches.push_back(s.b);
+  }
   Stopwatch scoring(t.scoring);
-  std::vector<std::vector<kv::CandidateScore>> scores = score_all(served, pair.query);
+  const std::vector<std::vector<kv::CandidateScore>> scores = score_all(caches, pair.query);
   scoring.stop();
-  if (!local_b) scores.insert(scores.begin() + 7, scores[6]);
+  const auto log_probs = [](const std::vector<kv::CandidateScore>& candidates) {
+    SideScores side;
+    for (const kv::CandidateScore& s : candidates) side.log_probs.push_back(s.log_prob);
+    return side;
+  };
   PairScores result;
+  size_t next = 0;
   for (size_t c = 0; c < kConditions.size(); ++c) {
-    ConditionScores condition{kConditions[c], {}, {}};
-    for (const kv::CandidateScore& s : scores[2 * c]) condition.a.log_probs.push_back(s.log_prob);
-    for (const kv::CandidateScore& s : scores[2 * c + 1])
-      condition.b.log_probs.push_back(s.log_prob);
+    ConditionScores condition{kConditions[c], log_probs(scores[next++]), {}};
+    condition.b = served[c].b != nullptr ? log_probs(scores[next++]) : condition.a;
     result.conditions.push_back(std::move(condition));
   }
   result.local_identical = result.conditions[3].a.log_probs == result.conditions[3].b.log_probs;
