@@ -42,7 +42,11 @@ void run(ServeOptions options) {
     usage_error("--host",
                 "listening beyond loopback needs an API key (--api-key or EVENTKV_API_KEY)");
   }
-  const auto engine = load_engine(options.model);
+  // Events are prefilled with the replies' activations: int8 products on
+  // int8 panels by default, as generate and chat do; --exact keeps f32.
+  ModelOptions model_options = with_precision_panels(options.model, options.precision);
+  model_options.products = options.precision;
+  const auto engine = load_engine(model_options);
   const model::Model& model = engine->model();
   const std::optional<contract::Profile> profile =
       contract::load_profile_for(options.profile, model.fingerprint(), options.model.model);

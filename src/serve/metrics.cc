@@ -46,6 +46,11 @@ std::string Metrics::prometheus_text() const {
   metric(out, "eventkv_decode_steps_total", "counter",
          "Decode forward passes (each batches every reply being generated).",
          static_cast<double>(decode_steps));
+  metric(out, "eventkv_prefill_seconds_total", "counter", "Time spent prefilling.",
+         static_cast<double>(prefill_micros) * 1e-6);
+  metric(out, "eventkv_decode_seconds_total", "counter",
+         "Time spent in decode steps (each batches every reply being generated).",
+         static_cast<double>(decode_micros) * 1e-6);
   metric(out, "eventkv_prefill_tokens_per_second", "gauge",
          "Prefill tokens per second of prefill time.", per_second(prefill_tokens, prefill_micros));
   metric(out, "eventkv_decode_tokens_per_second", "gauge",

@@ -4,7 +4,8 @@
 Sessions chat concurrently through /v1/chat/completions (user = the session id,
 greedy); afterwards every acknowledged user message and reply must be among the
 session's events. Prints p50/p99 latency, aggregate decode tokens/s, the decode
-speedup of 8 concurrent sessions over one, and a JSON summary line. Exits 1 on
+speedup of 8 concurrent sessions over one (end to end, and of the server's
+decode steps alone, from /metrics), and a JSON summary line. Exits 1 on
 a failed request or a lost event.
 
   load_test.py --url http://127.0.0.1:8080 --key KEY --sessions 16 --turns 20
@@ -161,6 +162,32 @@ def decode_rate(chatters, wall):
     return sum(c.completion_tokens for c in chatters) / wall if wall > 0 else 0.0
 
 
+def engine_counters(url, key):
+    """The server's decode and prefill counters (GET /metrics)."""
+    r = requests.get(url + "/metrics", headers={"Authorization": f"Bearer {key}"}, timeout=60)
+    r.raise_for_status()
+    names = ("eventkv_decode_tokens_total", "eventkv_decode_seconds_total",
+             "eventkv_prefill_tokens_total", "eventkv_prefill_seconds_total")
+    values = dict(line.split() for line in r.text.splitlines()
+                  if line.split(" ")[0] in names)
+    return {name: float(values[name]) for name in names}
+
+
+def timed_run(args, chatters):
+    """Runs the chatters; returns the end-to-end completion tokens/s and,
+    from the server's counters, its decode steps' tokens/s (decode time
+    only: what batching the sessions' steps gives) and its share of the wall."""
+    before = engine_counters(args.url, args.key)
+    wall = run_concurrently(chatters, args.speedup_turns)
+    after = engine_counters(args.url, args.key)
+    delta = {name: after[name] - before[name] for name in after}
+    seconds = delta["eventkv_decode_seconds_total"]
+    return {"end_to_end": decode_rate(chatters, wall),
+            "decode_steps": delta["eventkv_decode_tokens_total"] / seconds if seconds else 0.0,
+            "decode_share": seconds / wall if wall else 0.0,
+            "prefill_share": delta["eventkv_prefill_seconds_total"] / wall if wall else 0.0}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--url", required=True)
@@ -195,13 +222,22 @@ def main(argv=None):
 
     if args.speedup_turns > 0 and not failures:
         one = make_chatters(args, 1, "solo", deadline)
-        one_rate = decode_rate(one, run_concurrently(one, args.speedup_turns))
+        solo = timed_run(args, one)
         eight = make_chatters(args, 8, "octet", deadline)
-        eight_rate = decode_rate(eight, run_concurrently(eight, args.speedup_turns))
+        octet = timed_run(args, eight)
         failures += [f"{c.sid} {f}" for c in one + eight for f in c.failures]
-        summary.update({"single_session_decode_tokens_per_s": round(one_rate, 2),
-                        "eight_sessions_decode_tokens_per_s": round(eight_rate, 2),
-                        "speedup_8_over_1": round(eight_rate / one_rate, 2) if one_rate else 0,
+
+        def ratio(key):
+            return round(octet[key] / solo[key], 2) if solo[key] else 0
+
+        summary.update({"single_session_decode_tokens_per_s": round(solo["end_to_end"], 2),
+                        "eight_sessions_decode_tokens_per_s": round(octet["end_to_end"], 2),
+                        "speedup_8_over_1": ratio("end_to_end"),
+                        "single_session_decode_step_tokens_per_s": round(solo["decode_steps"], 2),
+                        "eight_sessions_decode_step_tokens_per_s": round(octet["decode_steps"], 2),
+                        "decode_step_speedup_8_over_1": ratio("decode_steps"),
+                        "eight_sessions_decode_share": round(octet["decode_share"], 3),
+                        "eight_sessions_prefill_share": round(octet["prefill_share"], 3),
                         "speedup_target": 3.0})
         summary["failed"] = len(failures)
 
@@ -213,6 +249,11 @@ def main(argv=None):
         print(f"decode: 1 session {summary['single_session_decode_tokens_per_s']:.1f} tokens/s, "
               f"8 sessions {summary['eight_sessions_decode_tokens_per_s']:.1f} tokens/s, "
               f"speedup {summary['speedup_8_over_1']:.2f}x (target >= 3x)")
+        print(f"decode steps alone: 1 session {summary['single_session_decode_step_tokens_per_s']:.1f}"
+              f" tokens/s, 8 sessions {summary['eight_sessions_decode_step_tokens_per_s']:.1f}"
+              f" tokens/s, speedup {summary['decode_step_speedup_8_over_1']:.2f}x; with 8 sessions"
+              f" the server spent {100 * summary['eight_sessions_decode_share']:.0f}% of the wall"
+              f" decoding, {100 * summary['eight_sessions_prefill_share']:.0f}% prefilling")
     print(json.dumps(summary))
     return 1 if failures or lost else 0
 

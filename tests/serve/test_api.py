@@ -94,6 +94,7 @@ def test_metrics(api):
     for name in ["eventkv_sessions", "eventkv_kv_bytes_held", "eventkv_kv_bytes_full",
                  "eventkv_evictions_total", "eventkv_records_total", "eventkv_forgets_total",
                  "eventkv_prefill_tokens_total", "eventkv_decode_tokens_total",
+                 "eventkv_prefill_seconds_total", "eventkv_decode_seconds_total",
                  "eventkv_prefill_tokens_per_second", "eventkv_decode_tokens_per_second",
                  "eventkv_queue_depth", "eventkv_requests_total"]:
         assert any(line.startswith(name) for line in text.splitlines()), name

@@ -30,6 +30,7 @@ using testing::served_rows;
 using nlohmann::json;
 
 struct Setup {
+  compute::ActivationPrecision replies = compute::ActivationPrecision::kInt8Rowwise;
   std::vector<uint8_t> bytes;
   std::shared_ptr<kv::Engine> engine;
   std::shared_ptr<kv::KvArena> arena;
@@ -37,18 +38,41 @@ struct Setup {
   Metrics metrics;
 
   SessionContext context() {
-    return {engine, arena, *format, std::nullopt, {.enforce = true, .verify = false},
-            1024,   256,   512,     &metrics};
+    return {
+        engine,
+        arena,
+        *format,
+        std::nullopt,
+        {.enforce = true, .verify = false, .replies = compute::ActivationPrecision::kInt8Rowwise},
+        1024,
+        256,
+        512,
+        &metrics};
   }
 };
 
-std::unique_ptr<Setup> make_setup(model::Arch arch) {
+// A generated model of `arch` as `eventkv serve` runs it: by default events
+// prefilled with int8 products on int8 panels (Q4_K weights have them) and
+// replies decoded with int8 rowwise; with --exact (`exact`), f32 throughout.
+struct ServeCase {
+  model::Arch arch;
+  bool exact;
+};
+
+std::unique_ptr<Setup> make_setup(ServeCase c) {
   auto s = std::make_unique<Setup>();
   model::TestModelSpec spec;
-  spec.arch = arch;
+  spec.arch = c.arch;
+  if (!c.exact) spec.weight_type = gguf::GgmlType::kQ4_K;
   s->bytes = model::build_test_model(spec).to_bytes();
-  const auto model = model::Model::from_bytes(s->bytes, "generated");
-  s->engine = std::make_shared<kv::Engine>(model, 2);
+  const auto products =
+      c.exact ? compute::ActivationPrecision::kF32 : compute::ActivationPrecision::kInt8;
+  s->replies = c.exact ? compute::ActivationPrecision::kF32Rowwise
+                       : compute::ActivationPrecision::kInt8Rowwise;
+  const auto model =
+      model::Model::from_bytes(s->bytes, "generated", c.exact ? 0 : 1 << 30, model::Panels::kInt8);
+  EXPECT_EQ(model->panel_bytes() > 0, !c.exact);
+  s->engine = std::make_shared<kv::Engine>(model, 2, products);
   s->arena = std::make_shared<kv::KvArena>(model->config(), 8192, compute::KvType::kF32);
   s->format = tokenizer::ChatFormat::detect(model->file());
   return s;
@@ -60,11 +84,7 @@ contract::AgentEvent user_event(const std::string& id, const std::string& conten
   return e;
 }
 
-class ServeTest : public ::testing::TestWithParam<model::Arch> {};
-
-// Replies decode with int8 activations in the server by default.
-constexpr contract::ContractOptions kInt8Replies{
-    .enforce = true, .verify = false, .replies = compute::ActivationPrecision::kInt8Rowwise};
+class ServeTest : public ::testing::TestWithParam<ServeCase> {};
 
 // Two sessions decode greedily in shared steps; each reply's rows equal
 // those of its tokens appended whole to a copy of the history.
@@ -72,8 +92,8 @@ TEST_P(ServeTest, DecodedRepliesEqualRepliesAppendedWhole) {
   const auto s = make_setup(GetParam());
   std::vector<std::unique_ptr<contract::ContractCache>> caches;
   for (const char* text : {"Tell me about the sea.", "Count to three."}) {
-    caches.push_back(std::make_unique<contract::ContractCache>(s->engine, s->arena, *s->format,
-                                                               std::nullopt, kInt8Replies));
+    caches.push_back(std::make_unique<contract::ContractCache>(
+        s->engine, s->arena, *s->format, std::nullopt, s->context().contract));
     caches.back()->append(std::vector{user_event("u1", text)});
   }
   std::vector<contract::ContractCache*> open;
@@ -91,7 +111,8 @@ TEST_P(ServeTest, DecodedRepliesEqualRepliesAppendedWhole) {
   for (size_t c = 0; c < caches.size(); ++c) {
     caches[c]->close_reply("reply text", next[c]);
     // The same history, the reply's tokens appended whole.
-    contract::ContractCache whole(s->engine, s->arena, *s->format, std::nullopt, kInt8Replies);
+    contract::ContractCache whole(s->engine, s->arena, *s->format, std::nullopt,
+                                  s->context().contract);
     whole.append(
         std::vector{user_event("u1", c == 0 ? "Tell me about the sea." : "Count to three.")});
     contract::AgentEvent reply;
@@ -142,7 +163,7 @@ TEST_P(ServeTest, SessionRestoredFromItsJournalServesTheSameRows) {
 TEST_P(ServeTest, ForgettingBetweenRepliesIsProved) {
   const auto s = make_setup(GetParam());
   contract::ContractCache cache(s->engine, s->arena, *s->format, std::nullopt,
-                                {.enforce = true, .verify = true, .replies = kInt8Replies.replies});
+                                {.enforce = true, .verify = true, .replies = s->replies});
   const auto reply = [&](const std::string& id) {
     contract::AgentEvent event;
     event.event = {id, "assistant", ""};
@@ -198,12 +219,14 @@ TEST_P(ServeTest, BudgetedSessionGoesOnPastTheContext) {
   EXPECT_TRUE(bit_identical(rows, served_rows(restored->cache().kv())));
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, ServeTest,
-                         ::testing::Values(model::Arch::kLlama, model::Arch::kQwen3,
-                                           model::Arch::kGemma3),
-                         [](const auto& info) {
-                           return std::string(model::arch_name(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Archs, ServeTest,
+    ::testing::Values(ServeCase{model::Arch::kLlama, false}, ServeCase{model::Arch::kQwen3, false},
+                      ServeCase{model::Arch::kGemma3, false}, ServeCase{model::Arch::kLlama, true},
+                      ServeCase{model::Arch::kGemma3, true}),
+    [](const auto& info) {
+      return std::string(model::arch_name(info.param.arch)) + (info.param.exact ? "_exact" : "");
+    });
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
