@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <vector>
 
@@ -55,46 +56,94 @@ class BlockKeys {
 
 // Up to 16 keys of one kv head: K transposed ([head_dim][16], so 16 scores
 // come from head_dim vector FMAs), and each key's V row: read in place from
-// an f32 cache, converted into `v` ([16][head_dim_v]) from the others.
+// an f32 cache, converted into `v` ([16][head_dim_v]) from the others (and
+// their K rows into `k`, [16][head_dim], before the transposition).
 struct Tile {
   void prepare(const AttentionShape& s) {
     kt.resize(static_cast<size_t>(s.head_dim * kTileKeys));
     v.resize(static_cast<size_t>(kTileKeys * s.head_dim_v));
-    row.resize(static_cast<size_t>(s.head_dim));
+    k.resize(static_cast<size_t>(kTileKeys * s.head_dim));
+    zeros.assign(static_cast<size_t>(s.head_dim), 0.0f);
   }
 
   AlignedVector<float> kt;
   AlignedVector<float> v;
   const float* v_rows[kTileKeys] = {};
-  std::vector<float> row;
+  std::vector<float> k;
+  std::vector<float> zeros;  // the K row of a tile's missing keys
   int32_t positions[kTileKeys] = {};
   int32_t n = 0;
 };
 
+#if defined(__AVX__)
+typedef float v8f __attribute__((vector_size(32)));
+
+// Rows [8 j0, 8 j0 + 8) of `rows`, dims [d0, d0 + 8), into kt's columns:
+// an 8 x 8 transposition in registers (a scalar copy stores 64 times).
+void transpose_8x8(const float* const* rows, int64_t d0, float* kt) {
+  v8f r[8];
+  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], rows[i] + d0, sizeof(v8f));
+  v8f t[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  v8f u[8];
+  for (int i = 0; i < 8; i += 4) {
+    for (int h = 0; h < 2; ++h) {
+      u[i + 2 * h] = __builtin_shufflevector(t[i + h], t[i + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * h + 1] =
+          __builtin_shufflevector(t[i + h], t[i + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  }
+  for (int d = 0; d < 4; ++d) {
+    const v8f low = __builtin_shufflevector(u[d], u[d + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    const v8f high = __builtin_shufflevector(u[d], u[d + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    std::memcpy(kt + (d0 + d) * kTileKeys, &low, sizeof(low));
+    std::memcpy(kt + (d0 + d + 4) * kTileKeys, &high, sizeof(high));
+  }
+}
+#endif
+
+// kt[d * 16 + j] = rows[j][d] for the tile's 16 keys.
+void transpose_keys(const float* const* rows, int64_t head_dim, float* kt) {
+#if defined(__AVX__)
+  if (head_dim % 8 == 0) {
+    for (int j0 = 0; j0 < kTileKeys; j0 += 8) {
+      for (int64_t d0 = 0; d0 < head_dim; d0 += 8) transpose_8x8(rows + j0, d0, kt + j0);
+    }
+    return;
+  }
+#endif
+  for (int j = 0; j < kTileKeys; ++j) {
+    for (int64_t d = 0; d < head_dim; ++d) kt[d * kTileKeys + j] = rows[j][d];
+  }
+}
+
 void load_tile(const AttentionShape& s, const AttentionPlan& plan, const AttentionIo& io,
                int64_t kv_head, const int32_t* keys, int32_t n, Tile& tile) {
   tile.n = n;
-  if (n < kTileKeys) std::fill(tile.kt.begin(), tile.kt.end(), 0.0f);
   const bool f32 = io.kv->type() == KvType::kF32;
+  const float* k_rows[kTileKeys];
+  std::fill(std::begin(k_rows), std::end(k_rows), tile.zeros.data());
   for (int32_t j = 0; j < n; ++j) {
     const int32_t cell = plan.key_cells[static_cast<size_t>(keys[j])];
     tile.positions[j] = plan.key_positions[static_cast<size_t>(keys[j])];
-    const float* k = tile.row.data();
     if (f32) {
-      k = reinterpret_cast<const float*>(io.kv->k_bytes(io.layer, cell)) + kv_head * s.head_dim;
-    } else {
-      io.kv->read_k(io.layer, cell, kv_head * s.head_dim, s.head_dim, tile.row.data());
-    }
-    for (int64_t d = 0; d < s.head_dim; ++d) tile.kt[d * kTileKeys + j] = k[d];
-    if (f32) {
+      k_rows[j] =
+          reinterpret_cast<const float*>(io.kv->k_bytes(io.layer, cell)) + kv_head * s.head_dim;
       tile.v_rows[j] =
           reinterpret_cast<const float*>(io.kv->v_bytes(io.layer, cell)) + kv_head * s.head_dim_v;
     } else {
+      float* k = tile.k.data() + j * s.head_dim;
+      io.kv->read_k(io.layer, cell, kv_head * s.head_dim, s.head_dim, k);
+      k_rows[j] = k;
       tile.v_rows[j] = tile.v.data() + j * s.head_dim_v;
       io.kv->read_v(io.layer, cell, kv_head * s.head_dim_v, s.head_dim_v,
                     tile.v.data() + j * s.head_dim_v);
     }
   }
+  transpose_keys(k_rows, s.head_dim, tile.kt.data());
 }
 
 // A softmax over some keys of one row and head, not yet normalized:
