@@ -59,20 +59,6 @@ int predicted(const SideScores& side) {
 
 namespace {
 
-// Whether A and B differ only in the source event: then the sparse-local
-// sides, which drop the source, are the same tokens and the same rows.
-bool same_outside_source(const TokenizedPair& pair) {
-  if (pair.events_a.size() != pair.events_b.size()) return false;
-  for (size_t e = 0; e < pair.events_a.size(); ++e) {
-    if (static_cast<int64_t>(e) == pair.source_event) continue;
-    if (pair.events_a[e].id != pair.events_b[e].id ||
-        pair.events_a[e].tokens != pair.events_b[e].tokens) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // The rows a pair's conditions are served from, computed once: both sides
 // with the source visible, the sparse-global sides (source evicted) and the
 // sparse-local sides (later events recomputed without it). When the sides
@@ -94,7 +80,7 @@ ComputedSides compute_conditions(const TokenizedPair& pair,
   b.evict(source);
   EventKV local_a = a.fork();
   std::optional<EventKV> local_b;
-  if (!same_outside_source(pair)) local_b = b.fork();
+  if (event_differing_outside_source(pair) >= 0) local_b = b.fork();
   const std::vector<std::string> later = events_after_source(local_a, pair.source_event);
   if (!later.empty()) {
     kv::EventBatch batch(*engine, *arena);

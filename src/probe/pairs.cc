@@ -67,6 +67,20 @@ void draw_values(const Payload& payload, int64_t index, Rng& rng, DonorPair& pai
       static_cast<int>(std::find(candidates.begin(), candidates.end(), b) - candidates.begin());
 }
 
+}  // namespace
+
+int64_t event_differing_outside_source(const TokenizedPair& pair) {
+  const auto& a = pair.events_a;
+  const auto& b = pair.events_b;
+  for (size_t e = 0; e < std::min(a.size(), b.size()); ++e) {
+    if (static_cast<int64_t>(e) == pair.source_event) continue;
+    if (a[e].id != b[e].id || a[e].tokens != b[e].tokens) return static_cast<int64_t>(e);
+  }
+  return a.size() == b.size() ? -1 : static_cast<int64_t>(std::min(a.size(), b.size()));
+}
+
+namespace {
+
 // Why the two sides of a draw cannot be a donor pair ("" when they can):
 // they must be the same tokens outside the source, and the same length.
 std::string side_mismatch(const TokenizedPair& pair) {
@@ -83,9 +97,9 @@ std::string side_mismatch(const TokenizedPair& pair) {
     return lengths("the source event", a[source].tokens.size(), b[source].tokens.size());
   if (a[source].tokens == b[source].tokens)
     return str_cat("'", value_a, "' and '", value_b, "' give the source event the same tokens");
-  for (size_t e = 0; e < a.size(); ++e) {
-    if (e != source && a[e].tokens != b[e].tokens)
-      return str_cat("event '", a[e].id, "' differs between '", value_a, "' and '", value_b, "'");
+  if (const int64_t e = event_differing_outside_source(pair); e >= 0) {
+    return str_cat("event '", a[static_cast<size_t>(e)].id, "' differs between '", value_a,
+                   "' and '", value_b, "'");
   }
   if (pair.record_a.tokens.size() != pair.record_b.tokens.size())
     return lengths("the record", pair.record_a.tokens.size(), pair.record_b.tokens.size());

@@ -54,6 +54,11 @@ struct TokenizedPair {
   int rejected = 0;                   // draws rejected before this one
 };
 
+// The first event outside the source whose id or tokens differ between the
+// sides (an event only one side has counts), or -1 when A and B differ only
+// in the source.
+int64_t event_differing_outside_source(const TokenizedPair& pair);
+
 // The pair of `texts` tokenized (`answer_format` makes the candidates'
 // answers), unchecked: a pair as drawn, or as the results database stores it.
 TokenizedPair tokenize_texts(DonorPair texts, const std::string& answer_format,
