@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <vector>
@@ -44,6 +45,17 @@ TEST(Sampler, TopPKeepsTheSmallestSufficientSet) {
   const auto counts = histogram({.temperature = 1.0f, .top_p = 0.6f, .seed = 9}, 1000);
   EXPECT_EQ(counts.size(), 2u);
   EXPECT_TRUE(counts.count(1) && counts.count(4));
+}
+
+// The nucleus is found by sorting a growing prefix of the vocabulary (64,
+// then 512, ...): one of 500 equally likely tokens must reach past the first.
+TEST(Sampler, TopPNucleusLargerThanTheFirstSortedPrefix) {
+  const std::vector<float> flat(1000, 0.25f);
+  Sampler sampler({.temperature = 1.0f, .top_p = 0.5f, .seed = 4});
+  int32_t highest = 0;
+  for (int i = 0; i < 2000; ++i) highest = std::max(highest, sampler.sample(flat));
+  EXPECT_GE(highest, 450);  // ties keep the lower ids: the nucleus is ids 0 .. ~500
+  EXPECT_LE(highest, 501);
 }
 
 TEST(Sampler, MinPDropsUnlikelyTokens) {
