@@ -180,9 +180,38 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
 
 #endif
 
+// Token t of x into its tile's slots of out.
+void quantize_row(const float* x, int64_t t, Int8Rows& out) {
+  constexpr int64_t kT = kTileTokens;
+  const int64_t n = out.n;
+  const int64_t tile_index = t / kT;
+  for (int64_t c = 0; c < n / 32; ++c) {
+    const v16f low = load16(x + t * n + 32 * c);
+    const v16f high = load16(x + t * n + 32 * c + 16);
+    const float d =
+        std::max(hmax(select(low < 0.0f, -low, low)), hmax(select(high < 0.0f, -high, high))) /
+        127.0f;
+    const float inverse = d > 0.0f ? 1.0f / d : 0.0f;
+    const v16f halves[2] = {(low * inverse + kRoundingShift) - kRoundingShift,
+                            (high * inverse + kRoundingShift) - kRoundingShift};
+    for (int h = 0; h < 2; ++h) {
+      const v16i8 q = to_i8(to_i32(halves[h]));
+      for (int64_t j = 0; j < 4; ++j) {
+        std::memcpy(out.q.data() + ((tile_index * n / 4 + 8 * c + 4 * h + j) * kT + t % kT) * 4,
+                    reinterpret_cast<const int8_t*>(&q) + 4 * j, 4);
+      }
+      out.dsum16[static_cast<size_t>((tile_index * n / 16 + 2 * c + h) * kT + t % kT)] =
+          d * hsum(halves[h]);
+    }
+    const auto at = static_cast<size_t>((tile_index * n / 32 + c) * kT + t % kT);
+    out.d[at] = d;
+    out.dsum32[at] = d * hsum(halves[0] + halves[1]);
+  }
+}
+
 }  // namespace
 
-Int8Rows quantize_rows(const float* x, int64_t n_tokens, int64_t n) {
+Int8Rows quantize_rows(const float* x, int64_t n_tokens, int64_t n, ThreadPool& pool) {
   if (n % 32 != 0) fail("quantize_rows: ", n, " values do not split into blocks of 32");
   constexpr int64_t kT = kTileTokens;
   Int8Rows out;
@@ -194,31 +223,14 @@ Int8Rows quantize_rows(const float* x, int64_t n_tokens, int64_t n) {
   out.d.assign(static_cast<size_t>(padded * n / 32), 0.0f);
   out.dsum32.assign(out.d.size(), 0.0f);
   out.dsum16.assign(2 * out.d.size(), 0.0f);
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    const int64_t tile_index = t / kT;
-    for (int64_t c = 0; c < n / 32; ++c) {
-      const v16f low = load16(x + t * n + 32 * c);
-      const v16f high = load16(x + t * n + 32 * c + 16);
-      const float d =
-          std::max(hmax(select(low < 0.0f, -low, low)), hmax(select(high < 0.0f, -high, high))) /
-          127.0f;
-      const float inverse = d > 0.0f ? 1.0f / d : 0.0f;
-      const v16f halves[2] = {(low * inverse + kRoundingShift) - kRoundingShift,
-                              (high * inverse + kRoundingShift) - kRoundingShift};
-      for (int h = 0; h < 2; ++h) {
-        const v16i8 q = to_i8(to_i32(halves[h]));
-        for (int64_t j = 0; j < 4; ++j) {
-          std::memcpy(out.q.data() + ((tile_index * n / 4 + 8 * c + 4 * h + j) * kT + t % kT) * 4,
-                      reinterpret_cast<const int8_t*>(&q) + 4 * j, 4);
-        }
-        out.dsum16[static_cast<size_t>((tile_index * n / 16 + 2 * c + h) * kT + t % kT)] =
-            d * hsum(halves[h]);
-      }
-      const auto at = static_cast<size_t>((tile_index * n / 32 + c) * kT + t % kT);
-      out.d[at] = d;
-      out.dsum32[at] = d * hsum(halves[0] + halves[1]);
-    }
-  }
+  // Tokens write disjoint slots; whole tiles per thread keep them off each
+  // other's cache lines.
+  pool.parallel_for(
+      n_tokens,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) quantize_row(x, t, out);
+      },
+      kT);
   return out;
 }
 

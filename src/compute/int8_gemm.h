@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "compute/thread_pool.h"
 #include "model/weights.h"
 
 namespace eventkv::compute {
@@ -30,8 +31,8 @@ struct Int8Rows {
   std::vector<float> dsum32;
 };
 
-// n a multiple of 32.
-Int8Rows quantize_rows(const float* x, int64_t n_tokens, int64_t n);
+// n a multiple of 32. Tokens are quantized in parallel on `pool`.
+Int8Rows quantize_rows(const float* x, int64_t n_tokens, int64_t n, ThreadPool& pool);
 
 // y[t * w.n_out + row] for every token and the rows of groups
 // [group_begin, group_end).

@@ -173,7 +173,7 @@ void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, Thr
   const bool rowwise = precision == ActivationPrecision::kF32Rowwise ||
                        precision == ActivationPrecision::kInt8Rowwise;
   if (n_tokens >= kFewTokens && precision == ActivationPrecision::kInt8 && w.int8 != nullptr) {
-    const Int8Rows xq = quantize_rows(x, n_tokens, w.n_in);
+    const Int8Rows xq = quantize_rows(x, n_tokens, w.n_in, pool);
     pool.parallel_for(w.int8->groups(),
                       [&](int64_t begin, int64_t end) { int8_gemm(*w.int8, xq, y, begin, end); });
     return;
