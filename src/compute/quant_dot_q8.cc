@@ -125,15 +125,24 @@ v8i dot_i8(v32i8 w, v32i8 x) {
 #endif
 
 // The 32 4-bit quants of a Q4/Q5 block: low nibbles are values 0..15, high
-// nibbles values 16..31, each half shifted in 16 bytes and then joined (a
-// variable shift of the joined register needs AVX-512BW; GCC scalarizes it
-// elsewhere).
+// nibbles values 16..31. With AVX2 the 16 bytes are loaded into both halves
+// of a register and a blend takes the high half from a shifted copy: joining
+// two halves would take a shuffle, on the one port that the decode loop's
+// other shuffles (broadcasts, half conversions) wait for. Elsewhere each
+// half is shifted in 16 bytes and then joined.
 v32u8 nibbles32(const uint8_t* qs) {
+#if defined(__AVX2__)
+  const __m256i both =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+  const __m256i high_shifted = _mm256_blend_epi32(both, _mm256_srli_epi16(both, 4), 0xF0);
+  return reinterpret_cast<v32u8>(_mm256_and_si256(high_shifted, _mm256_set1_epi8(15)));
+#else
   const v16u8 q = load16_u8(qs);
   const v16u8 low = q & 15;
   const v16u8 high = q >> 4;
   return __builtin_shufflevector(low, high, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
                                  16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+#endif
 }
 
 // 16 in every byte whose bit is set in a Q5 block's 32-bit qh: the fifth bits.
