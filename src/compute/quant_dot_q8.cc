@@ -145,6 +145,24 @@ v32u8 nibbles32(const uint8_t* qs) {
 #endif
 }
 
+// The two f16 values at p (a block's d and m; without m, d and two bytes
+// that go unused), as one 4-byte load and one conversion: loading and
+// converting a half alone takes two shuffle-port µops.
+struct HalfPair {
+  float first;
+  float second;
+};
+HalfPair fp16_pair_at(const uint8_t* p) {
+#if defined(__F16C__)
+  int32_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  const __m128 both = _mm_cvtph_ps(_mm_cvtsi32_si128(bits));
+  return {_mm_cvtss_f32(both), _mm_cvtss_f32(_mm_movehdup_ps(both))};
+#else
+  return {fp16_at(p), fp16_at(p + 2)};
+#endif
+}
+
 // 16 in every byte whose bit is set in a Q5 block's 32-bit qh: the fifth bits.
 v32u8 fifth_bits32(const uint8_t* qh_bytes) {
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
@@ -241,7 +259,7 @@ struct Weights<BlockQ4_0> {
   }
   static void add_quants(const uint8_t* block, v32u8 q, const int8_t* x, float dx,
                          const float* sums32, v8f& acc, float& offset) {
-    const float d = fp16_at(block);
+    const float d = fp16_pair_at(block).first;
     acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * (d * dx) + acc;
     offset -= 8.0f * d * sums32[0];
   }
@@ -261,8 +279,9 @@ struct Weights<BlockQ5<kHasMin>> {
   static v32u8 quants(const uint8_t* block) {
     return nibbles32(block + Block::kQs) | fifth_bits32(block + Block::kQh);
   }
-  static float min_of(const uint8_t* block, float d) {
-    return kHasMin ? fp16_at(block + Block::kM) : -16.0f * d;
+  static float min_of(HalfPair dm) {
+    static_assert(Block::kM == 2);
+    return kHasMin ? dm.second : -16.0f * dm.first;
   }
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float& offset) {
@@ -270,15 +289,15 @@ struct Weights<BlockQ5<kHasMin>> {
   }
   static void add_quants(const uint8_t* block, v32u8 q, const int8_t* x, float dx,
                          const float* sums32, v8f& acc, float& offset) {
-    const float d = fp16_at(block);
-    acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * (d * dx) + acc;
-    offset += min_of(block, d) * sums32[0];
+    const HalfPair dm = fp16_pair_at(block);
+    acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * (dm.first * dx) + acc;
+    offset += min_of(dm) * sums32[0];
   }
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
                      v8f& offset) {
-    const float d = fp16_at(block);
-    add_scaled(p, d * dx, acc);
-    offset += min_of(block, d) * sums[0];
+    const HalfPair dm = fp16_pair_at(block);
+    add_scaled(p, dm.first * dx, acc);
+    offset += min_of(dm) * sums[0];
   }
 };
 
@@ -293,8 +312,10 @@ struct Weights<BlockQ4_1> {
   }
   static void add_quants(const uint8_t* block, v32u8 q, const int8_t* x, float dx,
                          const float* sums32, v8f& acc, float& offset) {
-    acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * (fp16_at(block) * dx) + acc;
-    offset += fp16_at(block + BlockQ4_1::kM) * sums32[0];
+    static_assert(BlockQ4_1::kM == 2);
+    const HalfPair dm = fp16_pair_at(block);
+    acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * (dm.first * dx) + acc;
+    offset += dm.second * sums32[0];
   }
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
                      v8f& offset) {
@@ -318,7 +339,7 @@ struct Weights<BlockQ8_0> {
   static void add_quants(const uint8_t* block, v32u8 q, const int8_t* x, float dx, const float*,
                          v8f& acc, float&) {
     const v8i p = dot_i8(reinterpret_cast<v32i8>(q), load32_i8(x));
-    acc = __builtin_convertvector(p, v8f) * (fp16_at(block) * dx) + acc;
+    acc = __builtin_convertvector(p, v8f) * (fp16_pair_at(block).first * dx) + acc;
   }
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f*, v16f32* acc,
                      v8f&) {
