@@ -1,7 +1,8 @@
 // One sampled token from a vocabulary's logits, as every reply step with a
 // temperature draws one: SmolLM2's 49,152 and Qwen2.5's 151,936 tokens.
 // The logits are peaked like an instruct model's next-token distribution:
-// N(0, 2.5), with 8 tokens raised by 15 (they hold ~95% of the mass).
+// N(0, 2.5), with 8 tokens raised by 15 (they hold most of the mass; the
+// top-p 0.95 nucleus reaches into the rest, further in the larger vocabulary).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>

@@ -265,7 +265,7 @@ struct Weights<BlockQ4_0> {
   }
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
                      v8f& offset) {
-    const float d = fp16_at(block);
+    const float d = fp16_pair_at(block).first;
     add_scaled(p, d * dx, acc);
     offset -= 8.0f * d * sums[0];
   }
@@ -303,6 +303,7 @@ struct Weights<BlockQ5<kHasMin>> {
 
 template <>
 struct Weights<BlockQ4_1> {
+  static_assert(BlockQ4_1::kM == 2);  // d and m: one fp16_pair_at
   static constexpr bool kSigned = false;
   static v32u8 quants(const uint8_t* block) { return nibbles32(block + BlockQ4_1::kQs); }
   static v64u8 pair(const uint8_t* block, int i) { return nibble_pair(block + BlockQ4_1::kQs, i); }
@@ -312,16 +313,15 @@ struct Weights<BlockQ4_1> {
   }
   static void add_quants(const uint8_t* block, v32u8 q, const int8_t* x, float dx,
                          const float* sums32, v8f& acc, float& offset) {
-    static_assert(BlockQ4_1::kM == 2);
     const HalfPair dm = fp16_pair_at(block);
     acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * (dm.first * dx) + acc;
     offset += dm.second * sums32[0];
   }
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f* sums, v16f32* acc,
                      v8f& offset) {
-    const float d = fp16_at(block);
-    add_scaled(p, d * dx, acc);
-    offset += fp16_at(block + BlockQ4_1::kM) * sums[0];
+    const HalfPair dm = fp16_pair_at(block);
+    add_scaled(p, dm.first * dx, acc);
+    offset += dm.second * sums[0];
   }
 };
 
@@ -343,7 +343,7 @@ struct Weights<BlockQ8_0> {
   }
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f*, v16f32* acc,
                      v8f&) {
-    const float d = fp16_at(block);
+    const float d = fp16_pair_at(block).first;
     add_scaled(p, d * dx, acc);
   }
 };
