@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "contract/contract_cache.h"
 #include "kv/event_batch.h"
 #include "kv/event_kv.h"
 #include "util/error.h"
@@ -26,17 +27,22 @@ constexpr int kSourceEvent = 10;  // the donor pair's source sits mid-history
 constexpr const char* kDefaultModel = "smollm2-135m-instruct-q4_1.gguf";
 
 // An engine on models/FILE (the last model loaded is kept for the next
-// call); null when the file has not been downloaded.
+// call), with int8 panels as `eventkv serve` loads it when `int8_panels`;
+// null when the file has not been downloaded.
 std::shared_ptr<eventkv::kv::Engine> default_engine(int threads,
-                                                    const std::string& file = kDefaultModel) {
+                                                    const std::string& file = kDefaultModel,
+                                                    bool int8_panels = false) {
   const auto path = std::filesystem::path(EVENTKV_SOURCE_DIR) / "models" / file;
   if (!std::filesystem::exists(path)) return nullptr;
-  static std::string loaded_file;
+  static std::string loaded;
   static std::shared_ptr<const eventkv::model::Model> model;
-  if (loaded_file != file) {
+  const std::string key = file + (int8_panels ? " int8" : "");
+  if (loaded != key) {
     model = nullptr;
-    model = eventkv::model::Model::load(path.string());
-    loaded_file = file;
+    model = int8_panels ? eventkv::model::Model::load(path.string(), int64_t{8} << 30,
+                                                      eventkv::model::Panels::kInt8)
+                        : eventkv::model::Model::load(path.string());
+    loaded = key;
   }
   return std::make_shared<eventkv::kv::Engine>(model, threads);
 }
@@ -145,14 +151,18 @@ void BM_DonorPair(benchmark::State& state) {
 }
 
 // Decode steps of `sessions` histories batched in one forward pass, as the
-// server's scheduler runs them (int8 rowwise activations, its default): each history holds
-// a 64-token event and grows by one token a step. tokens_per_s counts every
-// session's tokens.
+// server's scheduler runs them (its default: int8 panels at load, int8
+// rowwise products, on the panels from kPanelStepReplies sessions): each
+// history holds a 64-token event and grows by one token a step.
+// tokens_per_s counts every session's tokens.
 void BM_DecodeSessions(benchmark::State& state, const std::string& file) {
   constexpr int kSteps = 32;
   const auto sessions = static_cast<size_t>(state.range(0));
-  auto engine = default_engine(static_cast<int>(state.range(1)), file);
+  auto engine = default_engine(static_cast<int>(state.range(1)), file, /*int8_panels=*/true);
   if (!engine) return state.SkipWithError("model not downloaded");
+  const auto precision = sessions >= eventkv::contract::kPanelStepReplies
+                             ? eventkv::compute::ActivationPrecision::kInt8Panels
+                             : eventkv::compute::ActivationPrecision::kInt8Rowwise;
   auto arena = std::make_shared<eventkv::kv::KvArena>(engine->model().config(), 4096,
                                                       eventkv::compute::KvType::kF32);
   EventKV prompt(engine, arena);
@@ -167,7 +177,7 @@ void BM_DecodeSessions(benchmark::State& state, const std::string& file) {
       const int32_t token = 200 + step;
       eventkv::kv::EventBatch batch(*engine, *arena);
       for (EventKV& history : histories) batch.extend(history, {&token, 1});
-      batch.run(eventkv::compute::ActivationPrecision::kInt8Rowwise);
+      batch.run(precision);
       benchmark::DoNotOptimize(batch.logits(0).data());
     }
   }
@@ -179,12 +189,12 @@ BENCHMARK(BM_ComputeGlobally)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->Us
 BENCHMARK(BM_EvictHalfAndScore)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 // SmolLM2's Q4_1 and Qwen2.5-Coder-1.5B's K-quants take different kernels.
 BENCHMARK_CAPTURE(BM_DecodeSessions, smollm2, std::string(kDefaultModel))
-    ->ArgsProduct({{1, 8}, {1, 2}})
+    ->ArgsProduct({{1, 3, 8}, {1, 2}})
     ->ArgNames({"sessions", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_DecodeSessions, qwen15, std::string("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
-    ->ArgsProduct({{1, 8}, {1, 2}})
+    ->ArgsProduct({{1, 3, 8}, {1, 2}})
     ->ArgNames({"sessions", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

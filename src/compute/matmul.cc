@@ -171,8 +171,11 @@ void matvec_int8(const WeightView& w, const float* x, int64_t n_tokens, float* y
 void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool,
             ActivationPrecision precision) {
   const bool rowwise = precision == ActivationPrecision::kF32Rowwise ||
-                       precision == ActivationPrecision::kInt8Rowwise;
-  if (n_tokens >= kFewTokens && precision == ActivationPrecision::kInt8 && w.int8 != nullptr) {
+                       precision == ActivationPrecision::kInt8Rowwise ||
+                       precision == ActivationPrecision::kInt8Panels;
+  const bool gemm = precision == ActivationPrecision::kInt8Panels ||
+                    (n_tokens >= kFewTokens && precision == ActivationPrecision::kInt8);
+  if (gemm && w.int8 != nullptr) {
     const Int8Rows xq = quantize_rows(x, n_tokens, w.n_in, pool);
     pool.parallel_for(w.int8->groups(),
                       [&](int64_t begin, int64_t end) { int8_gemm(*w.int8, xq, y, begin, end); });
@@ -184,8 +187,9 @@ void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, Thr
         kPanelRows);
     return;
   }
-  const bool int8 =
-      precision == ActivationPrecision::kInt8 || precision == ActivationPrecision::kInt8Rowwise;
+  const bool int8 = precision == ActivationPrecision::kInt8 ||
+                    precision == ActivationPrecision::kInt8Rowwise ||
+                    precision == ActivationPrecision::kInt8Panels;
   const int64_t q8_block = int8 ? q8_block_elems(w.type) : 0;
   if (q8_block > 0) return matvec_int8(w, x, n_tokens, y, q8_block, pool);
   matvec_f32(w, x, n_tokens, y, pool);

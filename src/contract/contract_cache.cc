@@ -130,15 +130,32 @@ void ContractCache::override_tokens(kv::EventTokens& event) const {
   event.tokens = it->second;
 }
 
-void ContractCache::append_rendered(const AgentEvent& event, std::vector<int32_t> tokens) {
-  check_new_id(event.event.id);
-  if (kv_.events().empty()) fail("append: '", event.event.id, "' cannot open a history");
-  exact_tokens_[event.event.id] = tokens;
-  kv::EventTokens rendered{event.event.id, event.event.role, std::move(tokens)};
+void ContractCache::append_rendered(const AgentEvent& event, std::vector<int32_t> tokens,
+                                    std::vector<TokenRange> panel_tokens) {
+  const std::string& id = event.event.id;
+  check_new_id(id);
+  if (kv_.events().empty()) fail("append: '", id, "' cannot open a history");
+  int64_t after = 1;  // the first token opens the event
+  for (const TokenRange& r : panel_tokens) {
+    if (r.begin < after || r.end <= r.begin || r.end > static_cast<int64_t>(tokens.size())) {
+      fail("append: reply '", id, "': panel tokens [", r.begin, ", ", r.end,
+           ") out of order or past its ", tokens.size(), " tokens");
+    }
+    after = r.end;
+  }
+  exact_tokens_[id] = tokens;
+  kv::EventTokens rendered{id, event.event.role, std::move(tokens)};
   override_tokens(rendered);
-  compute_appended({std::move(rendered)}, /*reply=*/true);
-  specs_.emplace(event.event.id, event);
+  compute_reply(std::move(rendered), panel_tokens);
+  if (!panel_tokens.empty()) panel_tokens_[id] = std::move(panel_tokens);
+  specs_.emplace(id, event);
   operations_.push_back({{event}, {}, false, true});
+}
+
+const std::vector<TokenRange>& ContractCache::panel_tokens(std::string_view id) const {
+  static const std::vector<TokenRange> kNone;
+  const auto it = panel_tokens_.find(id);
+  return it == panel_tokens_.end() ? kNone : it->second;
 }
 
 std::vector<float> ContractCache::open_reply(const AgentEvent& event) {
@@ -163,10 +180,26 @@ std::vector<std::vector<float>> ContractCache::extend_replies(
       fail("generate: replies of one step must share their precision");
     batch.extend(caches[c]->kv_, {&tokens[c], 1});
   }
-  batch.run(caches[0]->options_.replies);
+  const bool panels = caches[0]->options_.replies == compute::ActivationPrecision::kInt8Rowwise &&
+                      caches.size() >= kPanelStepReplies;
+  batch.run(panels ? compute::ActivationPrecision::kInt8Panels : caches[0]->options_.replies);
   std::vector<std::vector<float>> logits;
-  for (size_t c = 0; c < caches.size(); ++c) logits.push_back(batch.logits(c));
+  for (size_t c = 0; c < caches.size(); ++c) {
+    logits.push_back(batch.logits(c));
+    if (panels) caches[c]->add_panel_token();
+  }
   return logits;
+}
+
+// The open reply's last token was computed with kInt8Panels.
+void ContractCache::add_panel_token() {
+  const auto token = static_cast<int64_t>(kv_.events().back().tokens.size()) - 1;
+  std::vector<TokenRange>& ranges = panel_tokens_[open_reply_];
+  if (!ranges.empty() && ranges.back().end == token) {
+    ranges.back().end = token + 1;
+  } else {
+    ranges.push_back({token, token + 1});
+  }
 }
 
 void ContractCache::close_reply(const std::string& content, std::optional<int32_t> pending) {
@@ -216,6 +249,37 @@ std::vector<float> ContractCache::compute_appended(std::vector<kv::EventTokens> 
   batch.run(reply ? std::optional(options_.replies) : std::nullopt);
   track_visibility(first);
   return batch.logits(0);
+}
+
+// The reply's runs in order, each with its products: the first appends the
+// event, the others extend it.
+void ContractCache::compute_reply(kv::EventTokens reply, const std::vector<TokenRange>& panels) {
+  if (panels.empty()) {
+    compute_appended({std::move(reply)}, /*reply=*/true);
+    return;
+  }
+  const size_t first = kv_.events().size();
+  const auto run = [&](int64_t begin, int64_t end, compute::ActivationPrecision precision) {
+    if (begin == end) return;
+    const std::span<const int32_t> part(reply.tokens.data() + begin,
+                                        static_cast<size_t>(end - begin));
+    kv::EventBatch batch(kv_.engine(), kv_.arena());
+    if (begin == 0) {
+      const kv::EventTokens opening{reply.id, reply.role, {part.begin(), part.end()}};
+      batch.append(kv_, {&opening, 1});
+    } else {
+      batch.extend(kv_, part);
+    }
+    batch.run(precision);
+  };
+  int64_t at = 0;
+  for (const TokenRange& r : panels) {
+    run(at, r.begin, options_.replies);
+    run(r.begin, r.end, compute::ActivationPrecision::kInt8Panels);
+    at = r.end;
+  }
+  run(at, static_cast<int64_t>(reply.tokens.size()), options_.replies);
+  track_visibility(first);
 }
 
 // saw_[e] for events [first, end): each attends to the retained events
@@ -565,6 +629,7 @@ ContractCache ContractCache::replay(
   ContractCache other(engine_, arena_, format_, profile_, options);
   other.token_overrides_ = tokens;
   other.exact_tokens_ = exact_tokens_;
+  other.panel_tokens_ = panel_tokens_;
   const size_t first_operation = other.start_from_pristine(*this) ? pristine_operations_ : 0;
   for (size_t o = first_operation; o < operations_.size(); ++o) {
     const Operation& op = operations_[o];
@@ -573,7 +638,8 @@ ContractCache ContractCache::replay(
       continue;
     }
     if (op.rendered) {
-      other.append_rendered(op.append.front(), exact_tokens_.at(op.append.front().event.id));
+      const std::string& id = op.append.front().event.id;
+      other.append_rendered(op.append.front(), exact_tokens_.at(id), panel_tokens(id));
       continue;
     }
     if (!op.append.empty()) other.append(op.append);
@@ -626,6 +692,7 @@ ContractCache ContractCache::fork() const {
   copy.carried_ = carried_;
   copy.saw_ = saw_;
   copy.exact_tokens_ = exact_tokens_;
+  copy.panel_tokens_ = panel_tokens_;
   return copy;
 }
 

@@ -60,8 +60,9 @@ class EventBatch {
                QueryPositions mode = QueryPositions::kAfterHistory);
 
   // Computes everything staged, once. Without a precision, the engine's
-  // (Engine::products). With a Rowwise precision (compute/matmul.h) a row
-  // is the same bits however the batch was composed.
+  // (Engine::products). With a Rowwise or the Panels precision
+  // (compute/matmul.h) a row is the same bits however the batch was
+  // composed.
   void run(std::optional<compute::ActivationPrecision> precision = std::nullopt);
 
   // After run(): an item's logits ([n_vocab], copied out of the pass's; empty

@@ -102,7 +102,11 @@ void Session::apply(const json& record) {
   } else if (op == "reply") {
     const AgentEvent event =
         contract::parse_agent_event(JsonFields(record.at("event"), "/event", where));
-    cache_->append_rendered(event, record.at("tokens").get<std::vector<int32_t>>());
+    std::vector<contract::TokenRange> panels;
+    for (const json& range : record.value("panel_tokens", json::array()))
+      panels.push_back({range.at(0).get<int64_t>(), range.at(1).get<int64_t>()});
+    cache_->append_rendered(event, record.at("tokens").get<std::vector<int32_t>>(),
+                            std::move(panels));
     const auto before = static_cast<int64_t>(cache_->kv().events().size());
     count(fit_budget(), before);
   } else if (op == "evict") {
@@ -257,9 +261,18 @@ std::vector<Decision> Session::close_reply(const std::string& text,
   const auto before = static_cast<int64_t>(cache_->kv().events().size());
   std::vector<Decision> decisions = fit_budget();
   count(decisions, before);
-  write({{"op", "reply"},
-         {"event", contract::agent_event_json(*cache_->spec(id))},
-         {"tokens", cache_->kv().event(id).tokens}});
+  json record = {{"op", "reply"},
+                 {"event", contract::agent_event_json(*cache_->spec(id))},
+                 {"tokens", cache_->kv().event(id).tokens}};
+  // Which tokens a step of several sessions computed on the int8 panels: a
+  // restore computes them alike, for the same rows.
+  const std::vector<contract::TokenRange>& panels = cache_->panel_tokens(id);
+  if (!panels.empty()) {
+    json ranges = json::array();
+    for (const contract::TokenRange& r : panels) ranges.push_back({r.begin, r.end});
+    record["panel_tokens"] = std::move(ranges);
+  }
+  write(record);
   return decisions;
 }
 

@@ -5,7 +5,8 @@
 // - matmul with kInt8 on them equals a double-precision product of the
 //   dequantized weights with x, within what rounding x to 8 bits per 32
 //   values can move it (half a step per value);
-// - a token's row has the same bits whatever tokens share its batch;
+// - a token's row has the same bits whatever tokens share its batch, and
+//   with kInt8Panels however few tokens the batch holds;
 // - every instruction set this CPU runs computes the same integer sums, so
 //   their products differ by f32 rounding at most (fused multiply-adds or
 //   not).
@@ -121,6 +122,21 @@ TEST_P(Int8Gemm, ATokensRowDoesNotDependOnItsBatch) {
     for (int64_t i = 0; i < 3 * kGemmOut; ++i) {
       ASSERT_EQ(std::memcmp(&three[i], &all[t0 * kGemmOut + i], sizeof(float)), 0)
           << "token " << t0 + i / kGemmOut << ", row " << i % kGemmOut;
+    }
+  }
+}
+
+// kInt8Panels multiplies on the panels at every batch size: one or two
+// tokens alone (kInt8 would take the fused dots) give their rows in kInt8's
+// many-token product, bit for bit.
+TEST_P(Int8Gemm, PanelsPrecisionGivesTheManyTokenRowsToFewTokens) {
+  const std::vector<float> all = product(x_.data(), kGemmTokens);
+  for (const int64_t n : {1, 2}) {
+    std::vector<float> few(static_cast<size_t>(n * kGemmOut));
+    matmul(w_, x_.data() + 5 * kGemmIn, n, few.data(), pool_, ActivationPrecision::kInt8Panels);
+    for (int64_t i = 0; i < n * kGemmOut; ++i) {
+      ASSERT_EQ(std::memcmp(&few[i], &all[5 * kGemmOut + i], sizeof(float)), 0)
+          << n << " tokens: token " << 5 + i / kGemmOut << ", row " << i % kGemmOut;
     }
   }
 }

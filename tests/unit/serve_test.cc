@@ -38,16 +38,15 @@ struct Setup {
   Metrics metrics;
 
   SessionContext context() {
-    return {
-        engine,
-        arena,
-        *format,
-        std::nullopt,
-        {.enforce = true, .verify = false, .replies = compute::ActivationPrecision::kInt8Rowwise},
-        1024,
-        256,
-        512,
-        &metrics};
+    return {engine,
+            arena,
+            *format,
+            std::nullopt,
+            {.enforce = true, .verify = false, .replies = replies},
+            1024,
+            256,
+            512,
+            &metrics};
   }
 };
 
@@ -86,12 +85,16 @@ contract::AgentEvent user_event(const std::string& id, const std::string& conten
 
 class ServeTest : public ::testing::TestWithParam<ServeCase> {};
 
-// Two sessions decode greedily in shared steps; each reply's rows equal
-// those of its tokens appended whole to a copy of the history.
+const char* const kQuestions[] = {"Tell me about the sea.", "Count to three.", "Name a colour.",
+                                  "Say something kind."};
+
+// Four sessions decode greedily in shared steps (int8 replies: on the int8
+// panels); each reply's rows equal those of its tokens appended whole to a
+// copy of the history, each token computed with the products it had.
 TEST_P(ServeTest, DecodedRepliesEqualRepliesAppendedWhole) {
   const auto s = make_setup(GetParam());
   std::vector<std::unique_ptr<contract::ContractCache>> caches;
-  for (const char* text : {"Tell me about the sea.", "Count to three."}) {
+  for (const char* text : kQuestions) {
     caches.push_back(std::make_unique<contract::ContractCache>(
         s->engine, s->arena, *s->format, std::nullopt, s->context().contract));
     caches.back()->append(std::vector{user_event("u1", text)});
@@ -104,23 +107,75 @@ TEST_P(ServeTest, DecodedRepliesEqualRepliesAppendedWhole) {
     next.push_back(sampling::argmax(cache->open_reply(reply)));
     open.push_back(cache.get());
   }
-  for (int step = 0; step < 6; ++step) {
+  constexpr int64_t kSteps = 6;
+  for (int step = 0; step < kSteps; ++step) {
     const auto logits = contract::ContractCache::extend_replies(open, next);
     for (size_t c = 0; c < open.size(); ++c) next[c] = sampling::argmax(logits[c]);
   }
+  const bool exact = GetParam().exact;
   for (size_t c = 0; c < caches.size(); ++c) {
     caches[c]->close_reply("reply text", next[c]);
-    // The same history, the reply's tokens appended whole.
-    contract::ContractCache whole(s->engine, s->arena, *s->format, std::nullopt,
-                                  s->context().contract);
-    whole.append(
-        std::vector{user_event("u1", c == 0 ? "Tell me about the sea." : "Count to three.")});
-    contract::AgentEvent reply;
-    reply.event = {"r1", "assistant", "reply text"};
-    whole.append_rendered(reply, caches[c]->kv().event("r1").tokens);
-    EXPECT_TRUE(bit_identical(served_rows(caches[c]->kv()), served_rows(whole.kv())))
-        << "session " << c;
-    EXPECT_EQ(caches[c]->kv().event("r1").tokens, whole.kv().event("r1").tokens);
+    const std::vector<contract::TokenRange>& panels = caches[c]->panel_tokens("r1");
+    const auto header =
+        static_cast<int64_t>(s->format->generation_prompt(s->engine->model().tokenizer()).size());
+    std::vector<contract::TokenRange> expected;
+    if (!exact) expected.push_back({header, header + kSteps});
+    EXPECT_EQ(panels, expected) << "session " << c;
+    // The same history, the reply's tokens appended whole, with and (a
+    // control: other bits) without its panel tokens.
+    for (const bool with_panels : {true, false}) {
+      contract::ContractCache whole(s->engine, s->arena, *s->format, std::nullopt,
+                                    s->context().contract);
+      whole.append(std::vector{user_event("u1", kQuestions[c])});
+      contract::AgentEvent reply;
+      reply.event = {"r1", "assistant", "reply text"};
+      whole.append_rendered(reply, caches[c]->kv().event("r1").tokens,
+                            with_panels ? panels : std::vector<contract::TokenRange>{});
+      EXPECT_EQ(bit_identical(served_rows(caches[c]->kv()), served_rows(whole.kv())),
+                with_panels || exact)
+          << "session " << c << (with_panels ? "" : ", replayed without its panel tokens");
+      EXPECT_EQ(caches[c]->kv().event("r1").tokens, whole.kv().event("r1").tokens);
+    }
+  }
+}
+
+// Sessions whose replies were decoded together, restored from their
+// journals, serve the same rows.
+TEST_P(ServeTest, SessionsDecodedTogetherRestoreFromTheirJournals) {
+  const auto s = make_setup(GetParam());
+  const SessionContext context = s->context();
+  std::vector<std::unique_ptr<Session>> sessions;
+  std::vector<contract::ContractCache*> open;
+  std::vector<int32_t> next;
+  for (size_t i = 0; i < std::size(kQuestions); ++i) {
+    const std::string path = str_cat(::testing::TempDir(), "/serve_together_", i, ".log");
+    std::remove(path.c_str());
+    sessions.push_back(std::make_unique<Session>(
+        context, SessionSettings{str_cat("s", i), "You help.", 0, contract::Policy::kNone},
+        Journal(path)));
+    sessions.back()->append({user_event("u1", kQuestions[i])});
+    next.push_back(sampling::argmax(sessions.back()->open_reply("r1")));
+    open.push_back(&sessions.back()->cache());
+  }
+  for (int step = 0; step < 5; ++step) {
+    const auto logits = contract::ContractCache::extend_replies(open, next);
+    for (size_t c = 0; c < open.size(); ++c) next[c] = sampling::argmax(logits[c]);
+    // One session ends early: the rest go on in smaller steps.
+    if (step == 2) {
+      sessions.back()->close_reply("early", next.back());
+      open.pop_back();
+      next.pop_back();
+    }
+  }
+  for (size_t c = 0; c < open.size(); ++c) sessions[c]->close_reply("later", next[c]);
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    const std::vector<float> rows = served_rows(sessions[i]->cache().kv());
+    const std::string path = sessions[i]->journal().path();
+    std::string warning;
+    const std::vector<json> records = read_journal(path, &warning);
+    EXPECT_EQ(records.back().contains("panel_tokens"), !GetParam().exact) << "session " << i;
+    const auto restored = Session::restore(context, records, Journal(path));
+    EXPECT_TRUE(bit_identical(rows, served_rows(restored->cache().kv()))) << "session " << i;
   }
 }
 
@@ -159,21 +214,33 @@ TEST_P(ServeTest, SessionRestoredFromItsJournalServesTheSameRows) {
 }
 
 // Verified forgetting of an event between replies: the proofs replay the
-// replies with their exact tokens and products, and hold.
+// replies with their exact tokens and products (decoded in steps with two
+// other sessions: int8 replies on the panels), and hold.
 TEST_P(ServeTest, ForgettingBetweenRepliesIsProved) {
   const auto s = make_setup(GetParam());
   contract::ContractCache cache(s->engine, s->arena, *s->format, std::nullopt,
                                 {.enforce = true, .verify = true, .replies = s->replies});
+  std::vector<std::unique_ptr<contract::ContractCache>> others;
+  for (int i = 0; i < 2; ++i) {
+    others.push_back(std::make_unique<contract::ContractCache>(
+        s->engine, s->arena, *s->format, std::nullopt, s->context().contract));
+    others.back()->append(std::vector{user_event("u1", kQuestions[i])});
+  }
   const auto reply = [&](const std::string& id) {
     contract::AgentEvent event;
     event.event = {id, "assistant", ""};
-    std::vector<float> logits = cache.open_reply(event);
-    contract::ContractCache* self = &cache;
-    for (int step = 0; step < 3; ++step) {
-      const int32_t token = sampling::argmax(logits);
-      logits = contract::ContractCache::extend_replies({&self, 1}, std::vector{token}).front();
+    std::vector<contract::ContractCache*> open = {&cache};
+    std::vector<int32_t> next = {sampling::argmax(cache.open_reply(event))};
+    for (auto& other : others) {
+      open.push_back(other.get());
+      next.push_back(sampling::argmax(other->open_reply(event)));
     }
-    cache.close_reply("words", sampling::argmax(logits));
+    for (int step = 0; step < 3; ++step) {
+      const auto logits = contract::ContractCache::extend_replies(open, next);
+      for (size_t c = 0; c < open.size(); ++c) next[c] = sampling::argmax(logits[c]);
+    }
+    for (size_t c = 0; c < open.size(); ++c) open[c]->close_reply("words", next[c]);
+    EXPECT_EQ(cache.panel_tokens(id).empty(), GetParam().exact);
   };
   cache.append(std::vector{user_event("u1", "Hello.")});
   reply("r1");
