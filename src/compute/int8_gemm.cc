@@ -55,12 +55,17 @@ __m256i broadcast4(const int8_t* p) {
 // this variant works on the group's two 8-row halves in registers of its
 // own: vpmaddubsw multiplies 4 columns' quants by one token's 4 activation
 // bytes into int16 pairs, two such steps (8 columns) add in int16 (q < 64,
-// |x| <= 127: |sum| <= 4 * 63 * 127 < 32768) before vpmaddwd widens them.
+// |x| <= 127: |sum| <= 4 * 63 * 127 < 32768) before vpmaddwd widens them;
+// with kFourBit (q < 16) a whole scale of 32 columns adds in int16
+// (|sum| <= 16 * 15 * 127 < 32768), a quarter of the widenings, which share
+// the multiply port (first-generation Zen: its only one).
 // The integer sums are exact and the f32 part is the same expression as
 // the other variants', so results differ only where the compiler fuses
 // multiply-adds (the x86-64 baseline has no FMA).
-template <int64_t kColumns>
+template <int64_t kColumns, bool kFourBit>
 void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y) {
+  static_assert(!kFourBit || kColumns <= 32);
+  constexpr int64_t kWidenColumns = kFourBit ? kColumns : 8;
   constexpr int kT = kTileTokens;
   const int64_t n = w.n_in;
   const int64_t scale_groups = n / kColumns;
@@ -76,19 +81,27 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
   for (int64_t c = 0; c < scale_groups; ++c) {
     __m256i sums[kT][2];
     for (auto& token : sums) token[0] = token[1] = _mm256_setzero_si256();
-    for (int64_t k = kColumns * c; k < kColumns * c + kColumns; k += 8) {
-      const uint8_t* w0 = q + k * kInt8GroupRows;
-      const uint8_t* w1 = w0 + 4 * kInt8GroupRows;
-      const __m256i w0_halves[2] = {load256(w0), load256(w0 + 32)};
-      const __m256i w1_halves[2] = {load256(w1), load256(w1 + 32)};
-      for (int t = 0; t < kT; ++t) {
-        const __m256i x0 = broadcast4(xq + (k / 4 * kT + t) * 4);
-        const __m256i x1 = broadcast4(xq + ((k / 4 + 1) * kT + t) * 4);
-        for (int h = 0; h < 2; ++h) {
-          const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(w0_halves[h], x0),
-                                                 _mm256_maddubs_epi16(w1_halves[h], x1));
-          sums[t][h] = _mm256_add_epi32(sums[t][h], _mm256_madd_epi16(pairs, ones));
+    for (int64_t k0 = kColumns * c; k0 < kColumns * c + kColumns; k0 += kWidenColumns) {
+      __m256i pairs[kT][2];
+      for (auto& token : pairs) token[0] = token[1] = _mm256_setzero_si256();
+      for (int64_t k = k0; k < k0 + kWidenColumns; k += 8) {
+        const uint8_t* w0 = q + k * kInt8GroupRows;
+        const uint8_t* w1 = w0 + 4 * kInt8GroupRows;
+        const __m256i w0_halves[2] = {load256(w0), load256(w0 + 32)};
+        const __m256i w1_halves[2] = {load256(w1), load256(w1 + 32)};
+        for (int t = 0; t < kT; ++t) {
+          const __m256i x0 = broadcast4(xq + (k / 4 * kT + t) * 4);
+          const __m256i x1 = broadcast4(xq + ((k / 4 + 1) * kT + t) * 4);
+          for (int h = 0; h < 2; ++h) {
+            pairs[t][h] = _mm256_add_epi16(
+                pairs[t][h], _mm256_add_epi16(_mm256_maddubs_epi16(w0_halves[h], x0),
+                                              _mm256_maddubs_epi16(w1_halves[h], x1)));
+          }
         }
+      }
+      for (int t = 0; t < kT; ++t) {
+        for (int h = 0; h < 2; ++h)
+          sums[t][h] = _mm256_add_epi32(sums[t][h], _mm256_madd_epi16(pairs[t][h], ones));
       }
     }
     const int64_t c32 = kColumns * c / 32;
@@ -137,7 +150,8 @@ v16i32 dot4(v16i32 acc, v64u8 w, int32_t x4) {
 
 // Group g's rows times the tokens of one tile, kColumns columns per scale;
 // only the tile's real tokens are stored.
-template <int64_t kColumns>
+// kFourBit: what the AVX2 variant's int16 sums may hold; one widening here.
+template <int64_t kColumns, bool kFourBit>
 void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y) {
   constexpr int kT = kTileTokens;
   const int64_t n = w.n_in;
@@ -245,10 +259,12 @@ void int8_gemm(const model::Int8Panels& w, const Int8Rows& x, float* y, int64_t 
     const int64_t tile_end = std::min(tiles, tile0 + kBlockTiles);
     for (int64_t g = group_begin; g < group_end; ++g) {
       for (int64_t i = tile0; i < tile_end; ++i) {
-        if (w.scale_columns == 32) {
-          tile<32>(w, g, x, i, y);
+        if (w.scale_columns == 32 && w.four_bit) {
+          tile<32, true>(w, g, x, i, y);
+        } else if (w.scale_columns == 32) {
+          tile<32, false>(w, g, x, i, y);
         } else {
-          tile<16>(w, g, x, i, y);
+          tile<16, false>(w, g, x, i, y);
         }
       }
     }

@@ -158,6 +158,7 @@ Int8Panels pack_int8_panels(const WeightView& w) {
       p.offset[static_cast<size_t>((g * scale_groups + c) * kG + r)] = offset[c];
     }
   }
+  p.four_bit = std::all_of(p.q.begin(), p.q.end(), [](uint8_t v) { return v < 16; });
   return p;
 }
 

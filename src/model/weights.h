@@ -34,6 +34,9 @@ struct Int8Panels {
   int64_t n_in = 0;
   int64_t n_out = 0;
   int64_t scale_columns = 32;
+  // Every q is below 16 (4-bit types): AVX2's int16 sums then hold a whole
+  // scale's products before widening (compute/int8_gemm.cc).
+  bool four_bit = false;
   AlignedVector<uint8_t> q;
   AlignedVector<float> scale;
   AlignedVector<float> offset;

@@ -126,6 +126,28 @@ TEST_P(Int8Gemm, ATokensRowDoesNotDependOnItsBatch) {
   }
 }
 
+// Panels of 4-bit types say so, and their product (on AVX2 widened once per
+// scale) has the bits of the product widened every 8 columns, here with
+// every activation at +-127 and every quant at its largest, the int16 sums'
+// worst case.
+TEST_P(Int8Gemm, FourBitPanelsGiveTheBitsOfTheWideningEvery8Columns) {
+  const bool four_bit = GetParam() == gguf::GgmlType::kQ4_0 ||
+                        GetParam() == gguf::GgmlType::kQ4_1 || GetParam() == gguf::GgmlType::kQ4_K;
+  ASSERT_EQ(panels_.four_bit, four_bit);
+  if (!four_bit) return;
+  std::vector<float> x = x_;
+  for (int64_t i = 0; i < kGemmTokens * kGemmIn; ++i) x[i] = (i / kGemmIn) % 2 == 0 ? 1.0f : -1.0f;
+  for (const std::vector<float>* input : {&x_, &x}) {
+    if (input == &x) std::fill(panels_.q.begin(), panels_.q.end(), uint8_t{15});
+    const std::vector<float> once = product(input->data(), kGemmTokens);
+    panels_.four_bit = false;
+    const std::vector<float> every8 = product(input->data(), kGemmTokens);
+    panels_.four_bit = true;
+    ASSERT_EQ(std::memcmp(once.data(), every8.data(), once.size() * sizeof(float)), 0)
+        << (input == &x ? "largest quants and activations" : "random");
+  }
+}
+
 // kInt8Panels multiplies on the panels at every batch size: one or two
 // tokens alone (kInt8 would take the fused dots) give their rows in kInt8's
 // many-token product, bit for bit.
