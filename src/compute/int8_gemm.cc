@@ -55,17 +55,17 @@ __m256i broadcast4(const int8_t* p) {
 // this variant works on the group's two 8-row halves in registers of its
 // own: vpmaddubsw multiplies 4 columns' quants by one token's 4 activation
 // bytes into int16 pairs, two such steps (8 columns) add in int16 (q < 64,
-// |x| <= 127: |sum| <= 4 * 63 * 127 < 32768) before vpmaddwd widens them;
-// with kFourBit (q < 16) a whole scale of 32 columns adds in int16
-// (|sum| <= 16 * 15 * 127 < 32768), a quarter of the widenings, which share
-// the multiply port (first-generation Zen: its only one).
+// |x| <= 127: |sum| <= 4 * 63 * 127 < 32768) before vpmaddwd widens them.
+// Narrower quants add kWidenColumns in int16: 16 for 5 bits (|sum| <=
+// 8 * 31 * 127), a whole scale of 32 for 4 bits (16 * 15 * 127), so a half
+// or a quarter of the widenings, which share the multiply port
+// (first-generation Zen: its only one).
 // The integer sums are exact and the f32 part is the same expression as
 // the other variants', so results differ only where the compiler fuses
 // multiply-adds (the x86-64 baseline has no FMA).
-template <int64_t kColumns, bool kFourBit>
+template <int64_t kColumns, int64_t kWidenColumns>
 void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y) {
-  static_assert(!kFourBit || kColumns <= 32);
-  constexpr int64_t kWidenColumns = kFourBit ? kColumns : 8;
+  static_assert(kColumns % kWidenColumns == 0 && kWidenColumns % 8 == 0);
   constexpr int kT = kTileTokens;
   const int64_t n = w.n_in;
   const int64_t scale_groups = n / kColumns;
@@ -85,7 +85,7 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
       __m256i pairs[kT][2];
       for (auto& token : pairs) token[0] = token[1] = _mm256_setzero_si256();
 #pragma GCC unroll 4
-      // Unrolled, the 4-bit scale's four steps ran 17% faster (SmolLM2
+      // Unrolled, 4-bit quants' four steps ran 17% faster (SmolLM2
       // prefill, Zen 1) than GCC's loop, which copied the sums between
       // registers at every step.
       for (int64_t k = k0; k < k0 + kWidenColumns; k += 8) {
@@ -154,8 +154,8 @@ v16i32 dot4(v16i32 acc, v64u8 w, int32_t x4) {
 
 // Group g's rows times the tokens of one tile, kColumns columns per scale;
 // only the tile's real tokens are stored.
-// kFourBit: what the AVX2 variant's int16 sums may hold; one widening here.
-template <int64_t kColumns, bool kFourBit>
+// kWidenColumns: the AVX2 variant's; here every sum is 32-bit.
+template <int64_t kColumns, int64_t kWidenColumns>
 void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y) {
   constexpr int kT = kTileTokens;
   const int64_t n = w.n_in;
@@ -227,6 +227,20 @@ void quantize_row(const float* x, int64_t t, Int8Rows& out) {
   }
 }
 
+// The tile for w's scale and quants (model/weights.h quant_bits).
+void run_tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index,
+              float* y) {
+  if (w.scale_columns == 16) return tile<16, 8>(w, g, x, tile_index, y);
+  switch (w.quant_bits) {
+    case 4:
+      return tile<32, 32>(w, g, x, tile_index, y);
+    case 5:
+      return tile<32, 16>(w, g, x, tile_index, y);
+    default:
+      return tile<32, 8>(w, g, x, tile_index, y);
+  }
+}
+
 }  // namespace
 
 Int8Rows quantize_rows(const float* x, int64_t n_tokens, int64_t n, ThreadPool& pool) {
@@ -263,13 +277,7 @@ void int8_gemm(const model::Int8Panels& w, const Int8Rows& x, float* y, int64_t 
     const int64_t tile_end = std::min(tiles, tile0 + kBlockTiles);
     for (int64_t g = group_begin; g < group_end; ++g) {
       for (int64_t i = tile0; i < tile_end; ++i) {
-        if (w.scale_columns == 32 && w.four_bit) {
-          tile<32, true>(w, g, x, i, y);
-        } else if (w.scale_columns == 32) {
-          tile<32, false>(w, g, x, i, y);
-        } else {
-          tile<16, false>(w, g, x, i, y);
-        }
+        run_tile(w, g, x, i, y);
       }
     }
   }

@@ -158,7 +158,8 @@ Int8Panels pack_int8_panels(const WeightView& w) {
       p.offset[static_cast<size_t>((g * scale_groups + c) * kG + r)] = offset[c];
     }
   }
-  p.four_bit = std::all_of(p.q.begin(), p.q.end(), [](uint8_t v) { return v < 16; });
+  const uint8_t largest = p.q.empty() ? 0 : *std::max_element(p.q.begin(), p.q.end());
+  p.quant_bits = largest < 16 ? 4 : largest < 32 ? 5 : 6;
   return p;
 }
 

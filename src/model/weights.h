@@ -34,9 +34,9 @@ struct Int8Panels {
   int64_t n_in = 0;
   int64_t n_out = 0;
   int64_t scale_columns = 32;
-  // Every q is below 16 (4-bit types): AVX2's int16 sums then hold a whole
-  // scale's products before widening (compute/int8_gemm.cc).
-  bool four_bit = false;
+  // Every q is below 2^quant_bits (4, 5 or 6): the fewer bits, the more
+  // columns AVX2's int16 sums hold before widening (compute/int8_gemm.cc).
+  int64_t quant_bits = 6;
   AlignedVector<uint8_t> q;
   AlignedVector<float> scale;
   AlignedVector<float> offset;

@@ -126,24 +126,25 @@ TEST_P(Int8Gemm, ATokensRowDoesNotDependOnItsBatch) {
   }
 }
 
-// Panels of 4-bit types say so, and their product (on AVX2 widened once per
-// scale) has the bits of the product widened every 8 columns, here with
-// every activation at +-127 and every quant at its largest, the int16 sums'
-// worst case.
-TEST_P(Int8Gemm, FourBitPanelsGiveTheBitsOfTheWideningEvery8Columns) {
-  const bool four_bit = GetParam() == gguf::GgmlType::kQ4_0 ||
-                        GetParam() == gguf::GgmlType::kQ4_1 || GetParam() == gguf::GgmlType::kQ4_K;
-  ASSERT_EQ(panels_.four_bit, four_bit);
-  if (!four_bit) return;
+// Panels know their quants' bits, and their product (on AVX2 widened every
+// 32 columns for 4 bits, 16 for 5) has the bits of the product widened
+// every 8 columns, here too with every activation at +-127 and every quant
+// at its largest, the int16 sums' worst case.
+TEST_P(Int8Gemm, NarrowQuantsGiveTheBitsOfTheWideningEvery8Columns) {
+  const gguf::GgmlType type = GetParam();
+  const bool five_bit = type == gguf::GgmlType::kQ5_0 || type == gguf::GgmlType::kQ5_1 ||
+                        type == gguf::GgmlType::kQ5_K;
+  const int64_t bits = type == gguf::GgmlType::kQ6_K ? 6 : five_bit ? 5 : 4;
+  ASSERT_EQ(panels_.quant_bits, bits);
   std::vector<float> x = x_;
   for (int64_t i = 0; i < kGemmTokens * kGemmIn; ++i) x[i] = (i / kGemmIn) % 2 == 0 ? 1.0f : -1.0f;
   for (const std::vector<float>* input : {&x_, &x}) {
-    if (input == &x) std::fill(panels_.q.begin(), panels_.q.end(), uint8_t{15});
-    const std::vector<float> once = product(input->data(), kGemmTokens);
-    panels_.four_bit = false;
+    if (input == &x) std::fill(panels_.q.begin(), panels_.q.end(), uint8_t((1 << bits) - 1));
+    const std::vector<float> narrow = product(input->data(), kGemmTokens);
+    panels_.quant_bits = 6;
     const std::vector<float> every8 = product(input->data(), kGemmTokens);
-    panels_.four_bit = true;
-    ASSERT_EQ(std::memcmp(once.data(), every8.data(), once.size() * sizeof(float)), 0)
+    panels_.quant_bits = bits;
+    ASSERT_EQ(std::memcmp(narrow.data(), every8.data(), narrow.size() * sizeof(float)), 0)
         << (input == &x ? "largest quants and activations" : "random");
   }
 }
