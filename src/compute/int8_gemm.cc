@@ -154,8 +154,7 @@ v16i32 dot4(v16i32 acc, v64u8 w, int32_t x4) {
 
 // Group g's rows times the tokens of one tile, kColumns columns per scale;
 // only the tile's real tokens are stored.
-// kWidenColumns: the AVX2 variant's; here every sum is 32-bit.
-template <int64_t kColumns, int64_t kWidenColumns>
+template <int64_t kColumns>
 void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y) {
   constexpr int kT = kTileTokens;
   const int64_t n = w.n_in;
@@ -227,9 +226,11 @@ void quantize_row(const float* x, int64_t t, Int8Rows& out) {
   }
 }
 
-// The tile for w's scale and quants (model/weights.h quant_bits).
+// The tile for w's scale and, on AVX2, its quants' width (model/weights.h
+// quant_bits).
 void run_tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index,
               float* y) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
   if (w.scale_columns == 16) return tile<16, 8>(w, g, x, tile_index, y);
   switch (w.quant_bits) {
     case 4:
@@ -239,6 +240,10 @@ void run_tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t 
     default:
       return tile<32, 8>(w, g, x, tile_index, y);
   }
+#else
+  if (w.scale_columns == 16) return tile<16>(w, g, x, tile_index, y);
+  tile<32>(w, g, x, tile_index, y);
+#endif
 }
 
 }  // namespace

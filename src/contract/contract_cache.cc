@@ -254,10 +254,6 @@ std::vector<float> ContractCache::compute_appended(std::vector<kv::EventTokens> 
 // The reply's runs in order, each with its products: the first appends the
 // event, the others extend it.
 void ContractCache::compute_reply(kv::EventTokens reply, const std::vector<TokenRange>& panels) {
-  if (panels.empty()) {
-    compute_appended({std::move(reply)}, /*reply=*/true);
-    return;
-  }
   const size_t first = kv_.events().size();
   const auto run = [&](int64_t begin, int64_t end, compute::ActivationPrecision precision) {
     if (begin == end) return;
