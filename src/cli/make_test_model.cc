@@ -51,6 +51,15 @@ void add_make_test_model_command(CLI::App& app) {
       ->check(CLI::Range(256, 262144));
   cmd->add_option("--context", dims.n_ctx, "trained context length (default 512)")
       ->check(CLI::Range(16, 1 << 20));
+  cmd->add_option("--sliding-window", dims.sliding_window,
+                  "gemma3 and gemma4: sliding-window length (default 8)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--swa-pattern", dims.swa_pattern,
+                  "gemma3 and dense gemma4: every Nth layer attends globally (default 6)")
+      ->check(CLI::Range(1, 128));
+  cmd->add_flag("--dense", dims.gemma4_dense,
+                "gemma4: the dense layout of the 12B and 31B (no per-layer embeddings or "
+                "kv-shared layers) instead of the edge models'");
   cmd->add_option("--vocab-from", options->vocab_from,
                   "copy the vocabulary and chat template of this GGUF file (a real model's)")
       ->check(CLI::ExistingFile);
@@ -81,6 +90,8 @@ void add_make_test_model_command(CLI::App& app) {
       if (!arch)
         fail("--arch: unknown architecture '", options->arch, "' (", model::kArchNames, ")");
       spec.arch = *arch;
+      if (spec.gemma4_dense && spec.arch != model::Arch::kGemma4)
+        fail("--dense: only gemma4 has a dense layout (--arch ", options->arch, ")");
       spec.q4_k_m = options->type == "q4_k_m";
       const auto type = gguf::parse_type_name(spec.q4_k_m ? "q4_k" : options->type);
       if (!type) fail("--type: unknown ggml type '", options->type, "'");

@@ -34,10 +34,10 @@ class ModelBuilder {
   gguf::GgufWriter build() {
     const int64_t n_vocab = write_metadata();
     if (spec_.arch == Arch::kGemma4) return build_gemma4(n_vocab);
-    matrix("token_embd.weight", spec_.n_embd, n_vocab);
+    const bool untied = spec_.arch == Arch::kQwen2 || spec_.untied_output;
+    token_embd(n_vocab, untied);
     vector("output_norm.weight", spec_.n_embd, 1.0f, kNormScale);
-    if (spec_.arch == Arch::kQwen2 || spec_.untied_output)
-      matrix("output.weight", spec_.n_embd, n_vocab, gguf::GgmlType::kQ6_K);
+    if (untied) matrix("output.weight", spec_.n_embd, n_vocab, gguf::GgmlType::kQ6_K);
     for (int64_t il = 0; il < spec_.n_layer; ++il) write_layer(il);
     return std::move(writer_);
   }
@@ -86,11 +86,16 @@ class ModelBuilder {
     return add_test_vocab(writer_, spec_.tokenizer, spec_.pre);
   }
 
-  // llama.cpp's use_more_bits: the layers whose attn_v and ffn_down Q4_K_M
-  // keeps in Q6_K.
-  gguf::GgmlType more_bits_type(int64_t il) const {
-    const int64_t n = spec_.n_layer;
-    const bool more_bits = il < n / 8 || il >= 7 * n / 8 || (il - n / 8) % 3 == 2;
+  // Q4_K_M keeps a tied token_embd in the output's Q6_K, as llama.cpp does.
+  void token_embd(int64_t n_vocab, bool untied) {
+    matrix("token_embd.weight", spec_.n_embd, n_vocab,
+           untied ? gguf::GgmlType::kQ4_K : gguf::GgmlType::kQ6_K);
+  }
+
+  // llama.cpp's use_more_bits: which of n attn_v (or ffn_down) tensors, the
+  // i-th counted in layer order, Q4_K_M keeps in Q6_K.
+  static gguf::GgmlType more_bits_type(int64_t i, int64_t n) {
+    const bool more_bits = i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
     return more_bits ? gguf::GgmlType::kQ6_K : gguf::GgmlType::kQ4_K;
   }
 
@@ -101,7 +106,7 @@ class ModelBuilder {
     vector(prefix + "attn_norm.weight", spec_.n_embd, 1.0f, kNormScale);
     matrix(prefix + "attn_q.weight", spec_.n_embd, q_dim);
     matrix(prefix + "attn_k.weight", spec_.n_embd, kv_dim);
-    matrix(prefix + "attn_v.weight", spec_.n_embd, kv_dim, more_bits_type(il));
+    matrix(prefix + "attn_v.weight", spec_.n_embd, kv_dim, more_bits_type(il, spec_.n_layer));
     matrix(prefix + "attn_output.weight", q_dim, spec_.n_embd);
     if (spec_.arch == Arch::kQwen2) {
       vector(prefix + "attn_q.bias", q_dim, 0.0f, kWeightScale);
@@ -119,19 +124,26 @@ class ModelBuilder {
     vector(prefix + "ffn_norm.weight", spec_.n_embd, 1.0f, kNormScale);
     matrix(prefix + "ffn_gate.weight", spec_.n_embd, spec_.n_ff);
     matrix(prefix + "ffn_up.weight", spec_.n_embd, spec_.n_ff);
-    matrix(prefix + "ffn_down.weight", spec_.n_ff, spec_.n_embd, more_bits_type(il));
+    matrix(prefix + "ffn_down.weight", spec_.n_ff, spec_.n_embd, more_bits_type(il, spec_.n_layer));
   }
 
-  // gemma4's layout: every fourth layer, the last and the one before the
-  // last two (kv-shared, from 4 layers on) are full-attention layers, the
+  // gemma4's edge layout: every fourth layer, the last and the one before
+  // the last two (kv-shared, from 4 layers on) are full-attention layers, the
   // rest sliding. Shared layers thus read the last sliding and the last full
-  // layer before them, as both llama.cpp and transformers pick them.
+  // layer before them, as both llama.cpp and transformers pick them. The
+  // dense layout: every swa_pattern-th layer and the last are full.
   bool gemma4_full(int64_t il) const {
+    if (spec_.gemma4_dense) {
+      const int64_t pattern = spec_.swa_pattern > 0 ? spec_.swa_pattern : 6;
+      return il % pattern == pattern - 1 || il == spec_.n_layer - 1;
+    }
     return il % 4 == 3 || il == spec_.n_layer - 1 || il == gemma4_first_shared() - 1;
   }
   int64_t gemma4_first_shared() const {
-    return spec_.n_layer >= 4 ? spec_.n_layer - 2 : spec_.n_layer;
+    return spec_.n_layer >= 4 && !spec_.gemma4_dense ? spec_.n_layer - 2 : spec_.n_layer;
   }
+  // Layers with an attn_v: full layers take V from the K projection.
+  bool gemma4_has_v(int64_t il) const { return il < gemma4_first_shared() && !gemma4_full(il); }
   // Full layers: heads twice as long, one kv head, no attn_v (V is the K
   // projection), a quarter of each head rotated (proportional RoPE).
   int64_t gemma4_head_dim(int64_t il) const {
@@ -142,11 +154,22 @@ class ModelBuilder {
   int64_t gemma4_n_ff(int64_t il) const {
     return il >= gemma4_first_shared() ? 2 * spec_.n_ff : spec_.n_ff;
   }
+  // Q4_K_M's type of layer il's attn_v, counted over the layers that have one.
+  gguf::GgmlType gemma4_v_type(int64_t il) const {
+    int64_t index = 0;
+    int64_t count = 0;
+    for (int64_t l = 0; l < spec_.n_layer; ++l) {
+      if (!gemma4_has_v(l)) continue;
+      if (l < il) ++index;
+      ++count;
+    }
+    return more_bits_type(index, count);
+  }
 
-  // Gemma 4 with every part of its dense text model, under the keys and
-  // tensor names llama.cpp reads: sliding and full layers of different head
-  // sizes and kv head counts, kv-shared layers, per-layer embeddings,
-  // proportional RoPE, layer output scales and a final softcap.
+  // Gemma 4's text model, under the keys and tensor names llama.cpp reads:
+  // sliding and full layers of different head sizes and kv head counts,
+  // proportional RoPE, layer output scales and a final softcap; in the edge
+  // layout also kv-shared layers and per-layer embeddings.
   gguf::GgufWriter build_gemma4(int64_t n_vocab) {
     const std::string arch(arch_name(spec_.arch));
     const int64_t n_layer = spec_.n_layer;
@@ -174,11 +197,12 @@ class ModelBuilder {
     writer_.set_float32(arch + ".rope.freq_base_swa", 1e4f);
     writer_.set_uint32(arch + ".attention.shared_kv_layers",
                        static_cast<uint32_t>(n_layer - gemma4_first_shared()));
+    const int64_t per_layer_embd = spec_.gemma4_dense ? 0 : kGemma4PerLayerEmbd;
     writer_.set_uint32(arch + ".embedding_length_per_layer_input",
-                       static_cast<uint32_t>(kGemma4PerLayerEmbd));
+                       static_cast<uint32_t>(per_layer_embd));
     writer_.set_float32(arch + ".final_logit_softcapping", 30.0f);
 
-    matrix("token_embd.weight", spec_.n_embd, n_vocab);
+    token_embd(n_vocab, false);
     vector("output_norm.weight", spec_.n_embd, 1.0f, kNormScale);
     // Proportional RoPE as llama.cpp's converter writes it: factor 1 for the
     // rotated quarter of the pairs, 1e30 (no rotation) for the rest.
@@ -188,9 +212,11 @@ class ModelBuilder {
     std::memcpy(factor_bytes.data(), factors.data(), factor_bytes.size());
     writer_.add_tensor("rope_freqs.weight", gguf::GgmlType::kF32, {full_head_dim / 2},
                        std::move(factor_bytes));
-    matrix("per_layer_token_embd.weight", n_layer * kGemma4PerLayerEmbd, n_vocab);
-    matrix("per_layer_model_proj.weight", spec_.n_embd, n_layer * kGemma4PerLayerEmbd);
-    vector("per_layer_proj_norm.weight", kGemma4PerLayerEmbd, 1.0f, kNormScale);
+    if (per_layer_embd > 0) {
+      matrix("per_layer_token_embd.weight", n_layer * per_layer_embd, n_vocab);
+      matrix("per_layer_model_proj.weight", spec_.n_embd, n_layer * per_layer_embd);
+      vector("per_layer_proj_norm.weight", per_layer_embd, 1.0f, kNormScale);
+    }
     for (int64_t il = 0; il < n_layer; ++il) write_gemma4_layer(il);
     return std::move(writer_);
   }
@@ -204,7 +230,8 @@ class ModelBuilder {
     vector(prefix + "attn_q_norm.weight", head_dim, 1.0f, kNormScale);
     if (il < gemma4_first_shared()) {
       matrix(prefix + "attn_k.weight", spec_.n_embd, kv_dim);
-      if (!gemma4_full(il)) matrix(prefix + "attn_v.weight", spec_.n_embd, kv_dim);
+      if (gemma4_has_v(il))
+        matrix(prefix + "attn_v.weight", spec_.n_embd, kv_dim, gemma4_v_type(il));
       vector(prefix + "attn_k_norm.weight", head_dim, 1.0f, kNormScale);
     }
     matrix(prefix + "attn_output.weight", spec_.n_head * head_dim, spec_.n_embd);
@@ -212,11 +239,14 @@ class ModelBuilder {
     vector(prefix + "ffn_norm.weight", spec_.n_embd, 1.0f, kNormScale);
     matrix(prefix + "ffn_gate.weight", spec_.n_embd, gemma4_n_ff(il));
     matrix(prefix + "ffn_up.weight", spec_.n_embd, gemma4_n_ff(il));
-    matrix(prefix + "ffn_down.weight", gemma4_n_ff(il), spec_.n_embd);
+    matrix(prefix + "ffn_down.weight", gemma4_n_ff(il), spec_.n_embd,
+           more_bits_type(il, spec_.n_layer));
     vector(prefix + "post_ffw_norm.weight", spec_.n_embd, 1.0f, kNormScale);
-    matrix(prefix + "inp_gate.weight", spec_.n_embd, kGemma4PerLayerEmbd);
-    matrix(prefix + "proj.weight", kGemma4PerLayerEmbd, spec_.n_embd);
-    vector(prefix + "post_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+    if (!spec_.gemma4_dense) {
+      matrix(prefix + "inp_gate.weight", spec_.n_embd, kGemma4PerLayerEmbd);
+      matrix(prefix + "proj.weight", kGemma4PerLayerEmbd, spec_.n_embd);
+      vector(prefix + "post_norm.weight", spec_.n_embd, 1.0f, kNormScale);
+    }
     vector(prefix + "layer_output_scale.weight", 1, 0.8f, kNormScale);
   }
 

@@ -46,6 +46,7 @@ expect_error "unknown arch for test model" "unknown architecture" make-test-mode
 expect_error "unknown type for test model" "unknown ggml type" make-test-model --type q9_9 -o "$tmp/x.gguf"
 expect_error "test model width off the blocks" "multiples of 256" make-test-model --embd 300 -o "$tmp/x.gguf"
 expect_error "test model heads not grouped" "multiple of --kv-heads" make-test-model --heads 6 --kv-heads 4 --head-dim 128 -o "$tmp/x.gguf"
+expect_error "dense layout of a non-gemma4 test model" "only gemma4 has a dense layout" make-test-model --arch llama --dense -o "$tmp/x.gguf"
 echo "not a gguf" >"$tmp/x.txt"
 expect_error "test model vocabulary from a non-GGUF" "x.txt" make-test-model --vocab-from "$tmp/x.txt" -o "$tmp/x.gguf"
 [ ! -e "$tmp/x.gguf" ] || { echo "FAIL: a failed make-test-model left a file"; failures=$((failures + 1)); }

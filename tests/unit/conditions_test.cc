@@ -30,12 +30,13 @@ struct Harness {
 
 // "" : the generated llama; an architecture name: a generated model of it
 // (mistral3 with YaRN and its attention temperature, gemma4 with 4 layers,
-// the last two kv-shared, and its tokenizer and chat format); otherwise a
-// real file.
+// the last two kv-shared, and its tokenizer and chat format; gemma4_dense:
+// the dense layout, layers 1 and 3 full); otherwise a real file.
 Harness make_harness(const std::string& real_file) {
   Harness h;
   std::shared_ptr<const model::Model> model;
-  const auto arch = model::arch_by_name(real_file);
+  const bool gemma4_dense = real_file == "gemma4_dense";
+  const auto arch = gemma4_dense ? model::Arch::kGemma4 : model::arch_by_name(real_file);
   if (real_file.empty() || arch) {
     model::TestModelSpec spec;
     spec.arch = arch.value_or(model::Arch::kLlama);
@@ -46,6 +47,8 @@ Harness make_harness(const std::string& real_file) {
     if (spec.arch == model::Arch::kGemma4) {
       spec.n_layer = 4;
       spec.tokenizer = model::TestTokenizer::kGemma4;
+      spec.gemma4_dense = gemma4_dense;
+      spec.swa_pattern = 2;
     }
     h.bytes = model::build_test_model(spec).to_bytes();
     model = model::Model::from_bytes(h.bytes, "generated");
@@ -198,7 +201,7 @@ INSTANTIATE_TEST_SUITE_P(Models, NestedDistancesTest,
                          ::testing::Values("", "smollm2-135m-instruct-q4_1.gguf"), model_test_name);
 
 INSTANTIATE_TEST_SUITE_P(Models, ConditionsTest,
-                         ::testing::Values("", "mistral3", "gemma4",
+                         ::testing::Values("", "mistral3", "gemma4", "gemma4_dense",
                                            "smollm2-135m-instruct-q4_1.gguf",
                                            "gemma-3-270m-q4_k_m.gguf"),
                          model_test_name);

@@ -158,6 +158,29 @@ TEST(Config, Gemma4LayersHeadsAndSharedKv) {
   EXPECT_EQ(c.kv_values_per_token(), 3 * 2 * 128 + 2 * 128);
 }
 
+TEST(Config, Gemma4DenseLayoutHasNoSharedKvOrPerLayerEmbeddings) {
+  TestModelSpec spec;
+  spec.arch = Arch::kGemma4;
+  spec.gemma4_dense = true;
+  spec.n_layer = 7;
+  spec.swa_pattern = 3;
+  spec.sliding_window = 1024;
+  const ModelConfig c = config_of(build_test_model(spec));
+  // Layers 2, 5 and 6 (the last) are full; every layer keeps its own K and V.
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    SCOPED_TRACE("layer " + std::to_string(il));
+    const bool full = il == 2 || il == 5 || il == 6;
+    EXPECT_EQ(c.is_local_layer(il), !full);
+    EXPECT_EQ(c.layer(il).head_dim, full ? 128 : 64);
+    EXPECT_EQ(c.layer(il).n_head_kv, full ? 1 : 2);
+    EXPECT_EQ(c.layer(il).n_ff, 512);
+    EXPECT_EQ(c.layer(il).kv_layer, il);
+  }
+  EXPECT_EQ(c.sliding_window, 1024);
+  EXPECT_EQ(c.n_embd_per_layer, 0);
+  EXPECT_EQ(c.kv_values_per_token(), 4 * 2 * 2 * 64 + 3 * 2 * 128);
+}
+
 TEST(Config, Gemma4RefusesMixtureOfExpertsAndSharingEveryLayer) {
   TestModelSpec spec;
   spec.arch = Arch::kGemma4;

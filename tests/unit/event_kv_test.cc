@@ -43,7 +43,8 @@ struct TestCache {
 // (an empty engine when that file is not downloaded).
 TestCache make_cache(model::Arch arch, uint64_t seed = 21,
                      compute::KvType type = compute::KvType::kF32,
-                     const std::string& real_file = "", float yarn_factor = 0.0f) {
+                     const std::string& real_file = "", float yarn_factor = 0.0f,
+                     bool gemma4_dense = false) {
   TestCache setup;
   if (!real_file.empty()) {
     const std::string path = testing::real_model_path(real_file);
@@ -56,13 +57,15 @@ TestCache make_cache(model::Arch arch, uint64_t seed = 21,
   spec.arch = arch;
   spec.seed = seed;
   spec.weight_type = gguf::GgmlType::kQ8_0;
-  spec.swa_pattern = 2;  // gemma3: layers alternate local (window 8) and global
+  spec.swa_pattern = 2;  // gemma3, dense gemma4: layers alternate local (window 8) and global
+  spec.gemma4_dense = gemma4_dense;
   spec.yarn_factor = yarn_factor;
   if (arch == model::Arch::kMistral3) {  // prompts cross the attention temperature's steps
     spec.yarn_original_context = 32;
     spec.attn_temperature_scale = 0.1f;
   }
-  if (arch == model::Arch::kGemma4) spec.n_layer = 4;  // layers 2 and 3 reuse 0's and 1's K and V
+  // gemma4: layers 2 and 3 reuse 0's and 1's K and V (dense: 1 and 3 are full)
+  if (arch == model::Arch::kGemma4) spec.n_layer = 4;
   setup.bytes = model::build_test_model(spec).to_bytes();
   setup.engine = std::make_shared<Engine>(model::Model::from_bytes(setup.bytes, "test"), 2);
   setup.arena = std::make_shared<KvArena>(setup.config(), 1024, type);
@@ -123,6 +126,7 @@ struct ModelCase {
   model::Arch arch;
   std::string real_file;     // empty: a generated model
   float yarn_factor = 0.0f;  // a generated model's YaRN rope scaling (0: none)
+  bool gemma4_dense = false;
 };
 
 const std::vector<ModelCase> kModelCases = {
@@ -133,6 +137,7 @@ const std::vector<ModelCase> kModelCases = {
     {"qwen3", model::Arch::kQwen3, ""},
     {"gemma3", model::Arch::kGemma3, ""},
     {"gemma4", model::Arch::kGemma4, ""},
+    {"gemma4_dense", model::Arch::kGemma4, "", 0.0f, true},
     {"smollm2_135m", model::Arch::kLlama, "smollm2-135m-instruct-q4_1.gguf"},
     {"gemma3_270m", model::Arch::kGemma3, "gemma-3-270m-q4_k_m.gguf"},
     {"qwen25_coder_05b", model::Arch::kQwen2, "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"},
@@ -142,7 +147,7 @@ class EventKvTest : public ::testing::TestWithParam<ModelCase> {
  protected:
   void SetUp() override {
     cache_ = make_cache(GetParam().arch, 21, compute::KvType::kF32, GetParam().real_file,
-                        GetParam().yarn_factor);
+                        GetParam().yarn_factor, GetParam().gemma4_dense);
     if (!cache_.engine)
       GTEST_SKIP() << GetParam().real_file << " not downloaded (scripts/get-models --all)";
   }

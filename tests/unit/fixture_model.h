@@ -35,6 +35,8 @@ inline LoadedModel load_fixture_model(const nlohmann::json& fixture) {
     spec.yarn_factor = g.value("yarn", 0.0f);
     spec.yarn_original_context = g.value("yarn_context", int64_t{128});
     spec.attn_temperature_scale = g.value("attn_temperature", 0.0f);
+    spec.swa_pattern = g.value("swa_pattern", int64_t{0});
+    spec.gemma4_dense = g.value("dense", false);
     loaded.bytes = model::build_test_model(spec).to_bytes();
     EXPECT_EQ(fnv1a64(loaded.bytes),
               std::stoull(fixture["fnv1a64"].get<std::string>(), nullptr, 16))

@@ -13,7 +13,9 @@ implementations on the same GGUF files and the same token ids.
   activations in float, so its continuation should equal a float engine's;
   the quantized run rounds activations to 8 bits inside matrix products).
   Prompt ids come from `llama-tokenize`. The F32 copy is skipped for models
-  over 3 GiB of F32 weights.
+  over 3 GiB of F32 weights. The generated mistral3 and gemma4 models get
+  continuations from `llama-completion` with an f32 KV cache and flash
+  attention off (`llama_f32_continuation_bytes`).
 
 Caveats handled here (see FACTS.md section 6), each checked by transformers'
 own load report, which refuses mismatched shapes: GGUF stores no
@@ -73,16 +75,20 @@ PROMPTS = {
     ],
 }
 
-# Generated models: (label, arch, weight type, layers, general.name, seed, YaRN factor or 0).
+# Generated models: (label, arch, weight type, layers, general.name, seed, YaRN factor or 0, further
+# make-test-model options, recorded in the fixture under these names: {"swa_pattern": 3} is --swa-pattern 3,
+# {"dense": True} is --dense).
 GENERATED = [
-    ("llama-q8_0", "llama", "q8_0", 2, "", 11, 0),
-    ("mistral-q4_k", "llama", "q4_k", 2, "Mistral tiny", 12, 0),
-    ("qwen2-f16", "qwen2", "f16", 2, "", 13, 0),
-    ("qwen3-q6_k", "qwen3", "q6_k", 2, "", 14, 0),
-    ("gemma3-q5_0", "gemma3", "q5_0", 6, "", 15, 0),
-    ("qwen2-yarn-q8_0", "qwen2", "q8_0", 2, "", 16, 4.0),
-    ("mistral3-f32", "mistral3", "f32", 2, "", 17, 4.0),
-    ("gemma4-f32", "gemma4", "f32", 6, "", 18, 0),
+    ("llama-q8_0", "llama", "q8_0", 2, "", 11, 0, {}),
+    ("mistral-q4_k", "llama", "q4_k", 2, "Mistral tiny", 12, 0, {}),
+    ("qwen2-f16", "qwen2", "f16", 2, "", 13, 0, {}),
+    ("qwen3-q6_k", "qwen3", "q6_k", 2, "", 14, 0, {}),
+    ("gemma3-q5_0", "gemma3", "q5_0", 6, "", 15, 0, {}),
+    ("qwen2-yarn-q8_0", "qwen2", "q8_0", 2, "", 16, 4.0, {}),
+    ("mistral3-f32", "mistral3", "f32", 2, "", 17, 4.0, {}),
+    ("gemma4-f32", "gemma4", "f32", 6, "", 18, 0, {}),
+    # Gemma 4's dense layout (12B, 31B): full layers 2, 5 and 6.
+    ("gemma4-dense-f32", "gemma4", "f32", 7, "", 19, 0, {"dense": True, "swa_pattern": 3}),
 ]
 # make-test-model --yarn scales over this many original positions (mistral3:
 # MISTRAL3_CONTEXT, so that the prompts cross its attention temperature's steps).
@@ -156,6 +162,17 @@ def llama_continuation_bytes(llama_bin: Path, model: Path, text: str) -> bytes:
     return tail[:-1] if tail.endswith(b"\n") else tail
 
 
+def llama_f32_continuation_bytes(llama_bin: Path, model: Path, text: str) -> bytes:
+    """llama.cpp's greedy continuation with an f32 KV cache and flash attention off. Random-weight models are
+    ill-conditioned: llama-simple's defaults (f16 cache, flash attention) flip picks that lead by 0.1 nats."""
+    out = subprocess.run([str(llama_bin / "llama-completion"), "-m", str(model), "-p", text, "-n",
+                          str(CONTINUATION_TOKENS), "--temp", "0", "-ctk", "f32", "-ctv", "f32", "-fa", "off",
+                          "-no-cnv", "--no-warmup", "--no-display-prompt", "-t", "2"],
+                         check=True, capture_output=True).stdout
+    # After the tokens it prints " [end of text]\n" at an end-of-generation token, then "\n\n".
+    return out.removesuffix(b"\n\n").removesuffix(b" [end of text]\n")
+
+
 def llama_continuation(llama_bin: Path, model: Path, text: str) -> str:
     return llama_continuation_bytes(llama_bin, model, text).decode()
 
@@ -201,7 +218,7 @@ def real_fixture(args, file_name: str) -> dict:
     return {"model": file_name, "prompts": prompts}
 
 
-def generated_fixture(args, label, arch, weight_type, layers, name, seed, yarn) -> dict:
+def generated_fixture(args, label, arch, weight_type, layers, name, seed, yarn, extra) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{label}.gguf"
         cmd = [args.eventkv, "make-test-model", "--arch", arch, "--type", weight_type, "--layers", str(layers),
@@ -212,6 +229,9 @@ def generated_fixture(args, label, arch, weight_type, layers, name, seed, yarn) 
             cmd += ["--yarn", str(yarn)]
         if arch == "mistral3":
             cmd += ["--yarn-context", str(MISTRAL3_CONTEXT), "--attn-temperature", str(MISTRAL3_TEMPERATURE)]
+        for option, value in extra.items():
+            flag = "--" + option.replace("_", "-")
+            cmd += [flag] if value is True else [flag, str(value)]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         if arch in ("mistral3", "gemma4"):
             if arch == "mistral3":
@@ -219,12 +239,12 @@ def generated_fixture(args, label, arch, weight_type, layers, name, seed, yarn) 
             else:
                 model = load_gemma4(path)
             digest = fnv1a64(path.read_bytes())
-            entry = generated_entry(model, arch, weight_type, layers, name, seed, yarn, digest)
+            entry = generated_entry(model, arch, weight_type, layers, name, seed, yarn, extra, digest)
             # A random model's bytes need not be UTF-8: the continuations are stored in base64.
             entry["continuations"] = [
                 {"text": text, "ids": llama_ids(Path(args.llama), path, text),
                  "llama_cpp_continuation_b64": base64.b64encode(
-                     llama_continuation_bytes(Path(args.llama), path, text)).decode()}
+                     llama_f32_continuation_bytes(Path(args.llama), path, text)).decode()}
                 for text in CONTINUATION_TEXTS]
             return entry
         overrides = {"gemma3": {"query_pre_attn_scalar": 64}, "qwen3": {"head_dim": 64}}.get(arch, {})
@@ -234,7 +254,7 @@ def generated_fixture(args, label, arch, weight_type, layers, name, seed, yarn) 
                                             "original_max_position_embeddings": YARN_ORIGINAL_CONTEXT}
         model = load_hf(Path(tmp), path.name, **overrides)
         digest = fnv1a64(path.read_bytes())
-    return generated_entry(model, arch, weight_type, layers, name, seed, yarn, digest)
+    return generated_entry(model, arch, weight_type, layers, name, seed, yarn, extra, digest)
 
 
 def load_ministral3(args, directory: Path, path: Path, weight_type, layers, seed, yarn):
@@ -329,11 +349,11 @@ def load_gemma4(path: Path):
     return model.eval()
 
 
-def generated_entry(model, arch, weight_type, layers, name, seed, yarn, digest) -> dict:
+def generated_entry(model, arch, weight_type, layers, name, seed, yarn, extra, digest) -> dict:
     rng = np.random.default_rng(seed)
     prompts = [prompt_entry(logits_of(model, ids), ids, full=True)
                for ids in (rng.integers(0, 259, size=length).tolist() for length in (1, 7, 19, 24, 33))]
-    generated = {"arch": arch, "type": weight_type, "layers": layers, "name": name, "seed": seed}
+    generated = {"arch": arch, "type": weight_type, "layers": layers, "name": name, "seed": seed, **extra}
     if yarn:
         generated["yarn"] = yarn
     if arch == "mistral3":
@@ -346,7 +366,7 @@ def generated_entry(model, arch, weight_type, layers, name, seed, yarn, digest) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--eventkv", default="build/eventkv")
-    parser.add_argument("--llama", required=True, help="llama.cpp build/bin with llama-tokenize and llama-simple")
+    parser.add_argument("--llama", required=True, help="llama.cpp build/bin with llama-tokenize, llama-simple and llama-completion")
     parser.add_argument("--models", default="models")
     parser.add_argument("--out", default="tests/fixtures/logits")
     parser.add_argument("--only", nargs="*", help="labels or model files to regenerate")
