@@ -138,7 +138,7 @@ std::vector<ChatFormat::Part> ChatFormat::message_parts(const ChatMessage& messa
               {"\n\n" + trim(message.content)},
               {"<|eot_id|>", true}};
     case Family::kMistral: {
-      if (role == "assistant") return {{" " + message.content}, {"</s>", true}};
+      if (role == "assistant") return {{std::string(tag_space_) + message.content}, {"</s>", true}};
       const std::string tag = role == "system" ? "SYSTEM_PROMPT"
                               : role == "tool" ? "TOOL_RESULTS"
                                                : "INST";

@@ -40,7 +40,8 @@
 //   "mistral"     <s>[SYSTEM_PROMPT] {content}[/SYSTEM_PROMPT], [INST] {content}[/INST],
 //                 [TOOL_RESULTS] {content}[/TOOL_RESULTS], assistant " {content}</s>";
 //                 no prompt (the v7 template)
-//   "mistral-tekken"  the same without the space after each opening tag (v7-tekken)
+//   "mistral-tekken"  the same without the space after each opening tag and
+//                 before a reply (v7-tekken; Ministral 3's own template agrees)
 // The preamble starts with BOS when the tokenizer adds one ("<bos>", "<s>" and
 // "<|begin_of_text|>" above stand for it). "Trimmed" removes white space at
 // both ends, as the templates' `trim` does.

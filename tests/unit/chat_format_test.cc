@@ -216,11 +216,18 @@ TEST(ChatFormat, QwenToolMessagesAreSeparateTurns) {
   EXPECT_FALSE(chat.preamble.empty());  // the default system prompt
 }
 
-TEST(ChatFormat, MistralTekkenHasNoSpaceAfterTags) {
+// As llama.cpp's v7 and v7-tekken templates render them; Ministral 3's own
+// template (llama.cpp's models/templates) also writes a reply right after
+// [/INST], with no space.
+TEST(ChatFormat, MistralTekkenHasNoSpaceAfterTagsOrBeforeAReply) {
   const Tokenizer tok = generated_tokenizer(model::TestTokenizer::kBpe, "qwen2");
-  const std::vector<ChatMessage> messages = {{"user", "hi"}, {"assistant", "yo"}};
+  const std::vector<ChatMessage> messages = {
+      {"system", "be"}, {"user", "hi"}, {"assistant", "yo"}, {"tool", "t"}};
   EXPECT_EQ(tok.decode(ChatFormat::by_name("mistral-tekken").render(tok, messages, true).ids),
-            "[INST]hi[/INST] yo</s>");
+            "[SYSTEM_PROMPT]be[/SYSTEM_PROMPT][INST]hi[/INST]yo</s>[TOOL_RESULTS]t[/TOOL_RESULTS]");
+  EXPECT_EQ(tok.decode(ChatFormat::by_name("mistral").render(tok, messages, true).ids),
+            "[SYSTEM_PROMPT] be[/SYSTEM_PROMPT][INST] hi[/INST] yo</s>[TOOL_RESULTS] "
+            "t[/TOOL_RESULTS]");
 }
 
 TEST(ChatFormat, ContentIsNeverParsedForSpecials) {
