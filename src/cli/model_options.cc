@@ -140,11 +140,14 @@ std::shared_ptr<kv::Engine> load_engine(const ModelOptions& options) {
   const int64_t budget = physical_memory_bytes() / 2;
   auto model = model::Model::load(options.model, budget, options.panel_type);
   if (model->panel_bytes() == 0) {
+    // Without int8 panels, fast's many-token products fall back to f32 (compute/matmul.h).
     std::fprintf(stderr,
                  "eventkv: note: %s: weights kept in their GGUF types (%s panels would take over "
-                 "half the memory)\n",
-                 options.model.c_str(),
-                 options.panel_type == model::Panels::kInt8 ? "int8" : "f32");
+                 "half the memory)%s\n",
+                 options.model.c_str(), options.panel_type == model::Panels::kInt8 ? "int8" : "f32",
+                 options.panel_type == model::Panels::kInt8
+                     ? "; --precision fast then prefills in f32 and is no faster than exact"
+                     : "");
   }
   return std::make_shared<kv::Engine>(std::move(model), threads, options.products);
 }
