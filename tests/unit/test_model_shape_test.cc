@@ -87,8 +87,9 @@ TEST(TestModelShape, Gemma4DenseQ4KMCountsOnlyTheAttnVTensorsThereAre) {
                                                                   : gguf::GgmlType::kQ4_K;
     };
     EXPECT_EQ(file.find_tensor(prefix + "attn_v.weight") != nullptr, il != 5 && il != 11);
-    if (il != 5 && il != 11)
+    if (il != 5 && il != 11) {
       EXPECT_EQ(file.tensor(prefix + "attn_v.weight").type, type(v_more, il));
+    }
     EXPECT_EQ(file.tensor(prefix + "ffn_down.weight").type, type(down_more, il));
     EXPECT_EQ(file.tensor(prefix + "ffn_gate.weight").type, gguf::GgmlType::kQ4_K);
   }
