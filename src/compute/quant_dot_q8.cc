@@ -210,15 +210,16 @@ v64u8 nibble_pair(const uint8_t* qs, int i) {
   return i < 2 ? pair & 15 : reinterpret_cast<v64u8>(reinterpret_cast<v8u64>(pair) >> 4) & 15;
 }
 
-// The 32 quants of a 4- or 5-bit block as the single-token and grouped
-// kernels take them. Without AVX-512 they stay in two 16-byte halves
-// (weights 0..15 and 16..31) multiplied in 128-bit registers, and the halves'
-// pair sums add in int16 before one widening: four int32 lanes, lane j the
-// products of words j and j + 4, so a block costs one conversion and one
-// multiply-add of 4 lanes instead of 8. First-generation Zen runs every
-// 256-bit operation as two 128-bit ones, and this took the Q4_1 kernel from
-// 57.5 to 39.8 us on a matrix in L2. With AVX-512 (x86-64-v4 builds) a block
-// stays one 32-byte register, as the 8-token tiles need.
+// The 32 quants of a Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 block (and each
+// sub-block of Q4_K and Q5_K) as the single-token and grouped kernels take
+// them. Without AVX-512 they stay in two 16-byte halves (weights 0..15 and
+// 16..31) multiplied in 128-bit registers, and the halves' sums add before
+// the float part: four int32 lanes, lane j the products of words j and
+// j + 4, so a block costs one conversion and one multiply-add of 4 lanes
+// instead of 8. First-generation Zen runs every 256-bit operation as two
+// 128-bit ones, and this took the Q4_1 kernel from 57.5 to 41.4 us on a
+// matrix in L2. With AVX-512 (x86-64-v4 builds) a block stays one 32-byte
+// register, as the 8-token tiles need.
 #if EVENTKV_QUANT_HALVES
 struct Quants32 {
   __m128i low;
@@ -247,17 +248,42 @@ Quants32 with_fifth_bits(Quants32 q, const uint8_t* qh_bytes) {
       _mm_or_si128(q.high, half(_mm_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3)))};
 }
 
-// acc (lanes 0..3; 4..7 stay 0) += the block's products with x times scale.
-// Quants below 32 and |x| <= 127 keep each int16 sum of four products
-// within 4 * 31 * 127 < 2^15, so the integer part is exact.
-void add_products(Quants32 q, const int8_t* x, float scale, v8f& acc) {
-  const __m128i x_low = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x));
-  const __m128i x_high = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 16));
-  const __m128i pairs =
-      _mm_add_epi16(_mm_maddubs_epi16(q.low, x_low), _mm_maddubs_epi16(q.high, x_high));
-  const __m128 products = _mm_cvtepi32_ps(_mm_madd_epi16(pairs, _mm_set1_epi16(1)));
-  const __m128 sum = _mm_fmadd_ps(products, _mm_set1_ps(scale), _mm256_castps256_ps128(acc));
+Quants32 byte_halves(const uint8_t* qs) {
+  return {_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)),
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs + 16))};
+}
+
+// acc (lanes 0..3; 4..7 stay 0) += products * scale.
+void add_scaled_lanes(__m128i products, float scale, v8f& acc) {
+  const __m128 sum =
+      _mm_fmadd_ps(_mm_cvtepi32_ps(products), _mm_set1_ps(scale), _mm256_castps256_ps128(acc));
   acc = reinterpret_cast<v8f>(_mm256_zextps128_ps256(sum));
+}
+
+// The products of 32 unsigned quants with x, times an int16 scale: 4 int32
+// lanes (lane j: words j and j + 4). Quants below 32 and |x| <= 127 keep
+// each int16 sum of four products within 4 * 31 * 127 < 2^15, and scales
+// below 64 each int32 lane within 2^21, so the integer part is exact.
+__m128i scaled_halves_dot(Quants32 q, const int8_t* x, __m128i scale) {
+  const Quants32 xs = byte_halves(reinterpret_cast<const uint8_t*>(x));
+  const __m128i pairs =
+      _mm_add_epi16(_mm_maddubs_epi16(q.low, xs.low), _mm_maddubs_epi16(q.high, xs.high));
+  return _mm_madd_epi16(pairs, scale);
+}
+
+void add_products(Quants32 q, const int8_t* x, float scale, v8f& acc) {
+  add_scaled_lanes(scaled_halves_dot(q, x, _mm_set1_epi16(1)), scale, acc);
+}
+
+// As add_products for signed quants (Q8_0): |w| times x with w's sign. Pair
+// sums reach 2 * 128 * 127, so each half widens before they add.
+void add_signed_products(Quants32 q, const int8_t* x, float scale, v8f& acc) {
+  const Quants32 xs = byte_halves(reinterpret_cast<const uint8_t*>(x));
+  const auto half = [](__m128i w, __m128i xh) {
+    return _mm_madd_epi16(_mm_maddubs_epi16(_mm_abs_epi8(w), _mm_sign_epi8(xh, w)),
+                          _mm_set1_epi16(1));
+  };
+  add_scaled_lanes(_mm_add_epi32(half(q.low, xs.low), half(q.high, xs.high)), scale, acc);
 }
 
 v32u8 bytes(Quants32 q) {
@@ -274,8 +300,17 @@ Quants32 with_fifth_bits(Quants32 q, const uint8_t* qh_bytes) {
   return q | fifth_bits32(qh_bytes);
 }
 
+Quants32 byte_halves(const uint8_t* qs) {
+  return load32_u8(qs);
+}
+
 void add_products(Quants32 q, const int8_t* x, float scale, v8f& acc) {
   acc = __builtin_convertvector(dot_u6(q, load32_i8(x)), v8f) * scale + acc;
+}
+
+void add_signed_products(Quants32 q, const int8_t* x, float scale, v8f& acc) {
+  acc =
+      __builtin_convertvector(dot_i8(reinterpret_cast<v32i8>(q), load32_i8(x)), v8f) * scale + acc;
 }
 
 v32u8 bytes(Quants32 q) {
@@ -402,7 +437,7 @@ struct Weights<BlockQ4_1> {
 template <>
 struct Weights<BlockQ8_0> {
   static constexpr bool kSigned = true;
-  static v32u8 quants(const uint8_t* block) { return load32_u8(block + BlockQ8_0::kQs); }
+  static Quants32 quants(const uint8_t* block) { return byte_halves(block + BlockQ8_0::kQs); }
   static v64u8 pair(const uint8_t* block, int i) {
     return broadcast_pair(block + BlockQ8_0::kQs + 8 * i);
   }
@@ -410,10 +445,9 @@ struct Weights<BlockQ8_0> {
                   float& offset) {
     add_quants(block, quants(block), x, dx, sums32, acc, offset);
   }
-  static void add_quants(const uint8_t* block, v32u8 q, const int8_t* x, float dx, const float*,
+  static void add_quants(const uint8_t* block, Quants32 q, const int8_t* x, float dx, const float*,
                          v8f& acc, float&) {
-    const v8i p = dot_i8(reinterpret_cast<v32i8>(q), load32_i8(x));
-    acc = __builtin_convertvector(p, v8f) * (fp16_pair_at(block).first * dx) + acc;
+    add_signed_products(q, x, fp16_pair_at(block).first * dx, acc);
   }
   static void finish(const uint8_t* block, const v16i32* p, v16f32 dx, const v8f*, v16f32* acc,
                      v8f&) {
@@ -447,6 +481,54 @@ struct Weights<BlockQ45_K<kFifthBit>> {
            scaled_dot_u6(high, load32_i8(x + 64 * c + 32), broadcast_lane<2 * c + 1>(scales));
   }
 
+#if EVENTKV_QUANT_HALVES
+  // As chunk(), in the halves of Quants32: weights 0..15 and 16..31 of
+  // sub-blocks 2 c (low) and 2 c + 1 (high).
+  static void chunk_halves(const uint8_t* block, int c, Quants32& low, Quants32& high) {
+    const v16u8 qh[2] = {kFifthBit ? load16_u8(block + Block::kQh) : v16u8{},
+                         kFifthBit ? load16_u8(block + Block::kQh + 16) : v16u8 {}};
+    v16u8 lows[2];
+    v16u8 highs[2];
+    for (int h = 0; h < 2; ++h) {
+      const v16u8 q = load16_u8(block + Block::kQs + 32 * c + 16 * h);
+      lows[h] = (q & 15) | (((qh[h] >> (2 * c)) & 1) << 4);
+      highs[h] = (q >> 4) | (((qh[h] >> (2 * c + 1)) & 1) << 4);
+    }
+    low = {reinterpret_cast<__m128i>(lows[0]), reinterpret_cast<__m128i>(lows[1])};
+    high = {reinterpret_cast<__m128i>(highs[0]), reinterpret_cast<__m128i>(highs[1])};
+  }
+
+  // Sub-block s's scale (lane s of the low half of scales) in every lane.
+  static __m128i scale_of(v16i16 scales, int s) {
+    const __m128i low = _mm256_castsi256_si128(reinterpret_cast<__m256i>(scales));
+    return _mm_shuffle_epi8(low, _mm_set1_epi16(static_cast<int16_t>(((2 * s + 1) << 8) | 2 * s)));
+  }
+
+  // The 4 int32 lanes in the low half of 8; the others 0, so they add
+  // nothing in add_products.
+  static v8i widened(__m128i lanes) {
+    return reinterpret_cast<v8i>(_mm256_zextsi128_si256(lanes));
+  }
+
+  static v8i products_of(const uint8_t* block, const int8_t* x, v16i16 scales) {
+    __m128i products = _mm_setzero_si128();
+    for (int c = 0; c < 4; ++c) {
+      Quants32 low, high;
+      chunk_halves(block, c, low, high);
+      products =
+          _mm_add_epi32(products, scaled_halves_dot(low, x + 64 * c, scale_of(scales, 2 * c)));
+      products = _mm_add_epi32(
+          products, scaled_halves_dot(high, x + 64 * c + 32, scale_of(scales, 2 * c + 1)));
+    }
+    return widened(products);
+  }
+#else
+  static v8i products_of(const uint8_t* block, const int8_t* x, v16i16 scales) {
+    return chunk_products<0>(block, x, scales) + chunk_products<1>(block, x, scales) +
+           chunk_products<2>(block, x, scales) + chunk_products<3>(block, x, scales);
+  }
+#endif
+
   static void add(const uint8_t* block, const int8_t* x, float dx, const float* sums32, v8f& acc,
                   float&) {
     uint8_t scales_mins[16];
@@ -454,10 +536,7 @@ struct Weights<BlockQ45_K<kFifthBit>> {
     v16u8 packed;
     std::memcpy(&packed, scales_mins, sizeof(packed));
     const v16i16 scales = __builtin_convertvector(packed, v16i16);
-    // Integer sums are exact, so their order does not change a bit.
-    const v8i products = chunk_products<0>(block, x, scales) + chunk_products<1>(block, x, scales) +
-                         chunk_products<2>(block, x, scales) + chunk_products<3>(block, x, scales);
-    add_products(block, products, mins_of(scales_mins), dx, sums32, acc);
+    add_products(block, products_of(block, x, scales), mins_of(scales_mins), dx, sums32, acc);
   }
 
   // The float terms of add(): the products times d, the mins times -dmin.
@@ -502,11 +581,21 @@ struct Weights<BlockQ45_K<kFifthBit>> {
     return u;
   }
 
+  // Integer sums are exact, so this order gives add()'s products.
   static void add_quants(const uint8_t* block, const Quants& u, const int8_t* x, float dx,
                          const float* sums32, v8f& acc, float&) {
+#if EVENTKV_QUANT_HALVES
+    __m128i lanes = _mm_setzero_si128();
+    for (int s = 0; s < 8; ++s) {
+      const __m128i scale = _mm256_castsi256_si128(reinterpret_cast<__m256i>(u.scale[s]));
+      lanes = _mm_add_epi32(lanes, scaled_halves_dot(byte_halves(u.q + 32 * s), x + 32 * s, scale));
+    }
+    const v8i products = widened(lanes);
+#else
     v8i products{};
     for (int s = 0; s < 8; ++s)
       products += scaled_dot_u6(load32_u8(u.q + 32 * s), load32_i8(x + 32 * s), u.scale[s]);
+#endif
     add_products(block, products, u.mins, dx, sums32, acc);
   }
 
