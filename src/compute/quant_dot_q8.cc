@@ -124,8 +124,8 @@ v8i dot_i8(v32i8 w, v32i8 x) {
 }
 #endif
 
-// Without AVX-512, AVX2 builds keep a 4- or 5-bit block's quants in two
-// 128-bit halves (Quants32 below) and need neither of the next two.
+// Without AVX-512, AVX2 builds keep a block's quants in two 128-bit halves
+// (Quants32 below) and need neither of the next two.
 #if defined(__AVX2__) && !defined(__AVX512F__)
 #define EVENTKV_QUANT_HALVES 1
 #else
