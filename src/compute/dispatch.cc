@@ -14,6 +14,7 @@ const eventkv::compute::Kernels* eventkv_kernels_native();
 #elif defined(__x86_64__)
 const eventkv::compute::Kernels* eventkv_kernels_avx512();
 const eventkv::compute::Kernels* eventkv_kernels_avx2();
+const eventkv::compute::Kernels* eventkv_kernels_avx2_halves();
 const eventkv::compute::Kernels* eventkv_kernels_x86_64();
 #else
 const eventkv::compute::Kernels* eventkv_kernels_generic();
@@ -23,15 +24,16 @@ const eventkv::compute::Kernels* eventkv_kernels_generic();
 namespace eventkv::compute {
 namespace {
 
-struct Variant {
-  const Kernels* (*entry)();
-  bool (*cpu_runs)();
-  const char* needs;  // what the CPU must have, for the error message
-};
-
 bool always() {
   return true;
 }
+
+struct Variant {
+  const Kernels* (*entry)();
+  bool (*cpu_runs)();
+  const char* needs;               // what the CPU must have, for the error message
+  bool (*cpu_prefers)() = always;  // chosen by default only where this holds
+};
 
 #if !defined(EVENTKV_KERNELS_NATIVE) && defined(__x86_64__)
 // -march=x86-64-v3. Its F16C, MOVBE and LZCNT, which clang 14 cannot test
@@ -48,14 +50,21 @@ bool has_avx512_vnni() {
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
          __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vnni");
 }
+
+// First-generation Zen runs each 256-bit operation as two 128-bit ones; the
+// int8 dots were faster there in 128-bit halves, and slower in them on Zen 3.
+bool splits_256_bit_operations() {
+  return __builtin_cpu_is("znver1");
+}
 #endif
 
-// Widest first.
+// Widest first: by default the first that the CPU runs and prefers.
 constexpr Variant kVariants[] = {
 #if defined(EVENTKV_KERNELS_NATIVE)
     {eventkv_kernels_native, always, "the building machine's instruction set"},
 #elif defined(__x86_64__)
     {eventkv_kernels_avx512, has_avx512_vnni, "AVX-512 F/BW/VL/DQ/CD and VNNI"},
+    {eventkv_kernels_avx2_halves, has_avx2, "AVX2, FMA and BMI2", splits_256_bit_operations},
     {eventkv_kernels_avx2, has_avx2, "AVX2, FMA and BMI2"},
     {eventkv_kernels_x86_64, always, "x86-64"},
 #else
@@ -70,9 +79,16 @@ std::string built_names() {
   return names;
 }
 
+const Kernels& preferred() {
+  for (const Variant& v : kVariants) {
+    if (v.cpu_runs() && v.cpu_prefers()) return *v.entry();
+  }
+  fail("no kernel variant of this build (", built_names(), ") runs on this CPU");
+}
+
 const Kernels& choose() {
   const char* wanted = std::getenv("EVENTKV_ISA");
-  if (wanted == nullptr || *wanted == '\0') return *supported_kernels().front();
+  if (wanted == nullptr || *wanted == '\0') return preferred();
   for (const Variant& v : kVariants) {
     if (std::string_view(v.entry()->isa) != wanted) continue;
     if (!v.cpu_runs()) fail("EVENTKV_ISA=", wanted, ": this CPU lacks ", v.needs);

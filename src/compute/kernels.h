@@ -22,7 +22,7 @@
 namespace eventkv::compute {
 
 struct Kernels {
-  const char* isa;  // "avx512", "avx2", "x86-64" or "native"
+  const char* isa;  // "avx512", "avx2_halves", "avx2", "x86_64", "generic" or "native"
   decltype(&compute::forward) forward;
   decltype(&compute::attention) attention;
   decltype(&compute::matmul) matmul;
@@ -39,7 +39,8 @@ struct Kernels {
 
 // The variant every call uses: the environment's EVENTKV_ISA when set (an
 // error names it when it is unknown or this CPU lacks it), else the widest
-// the CPU supports. Chosen once.
+// the CPU supports (avx2_halves before avx2 on CPUs that split 256-bit
+// operations). Chosen once.
 const Kernels& kernels();
 
 // The variants built into this binary that this CPU can run, widest first.

@@ -124,12 +124,13 @@ v8i dot_i8(v32i8 w, v32i8 x) {
 }
 #endif
 
-// Without AVX-512, AVX2 builds keep a block's quants in two 128-bit halves
-// (Quants32 below) and need neither of the next two.
-#if defined(__AVX2__) && !defined(__AVX512F__)
-#define EVENTKV_QUANT_HALVES 1
-#else
+// The avx2_halves kernels (CMakeLists.txt defines EVENTKV_QUANT_HALVES for
+// them) keep a block's quants in two 128-bit halves (Quants32 below) and
+// need neither of the next two.
+#if !defined(EVENTKV_QUANT_HALVES)
 #define EVENTKV_QUANT_HALVES 0
+#elif !defined(__AVX2__) || defined(__AVX512F__)
+#error "EVENTKV_QUANT_HALVES is for AVX2 builds without AVX-512"
 #endif
 
 #if !EVENTKV_QUANT_HALVES
@@ -181,6 +182,18 @@ v32u8 fifth_bits32(const uint8_t* qh_bytes) {
   uint32_t qh;
   std::memcpy(&qh, qh_bytes, sizeof(qh));
   return reinterpret_cast<v32u8>(_mm256_maskz_set1_epi8(qh, 16));
+#elif defined(__AVX2__)
+  // As below, in registers: a v4u8 copied into a wider vector went through
+  // the stack, a 4-byte store the 32-byte load could not forward (6x slower).
+  uint32_t qh;
+  std::memcpy(&qh, qh_bytes, sizeof(qh));
+  const __m256i spread =
+      _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(qh)),
+                          _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2,
+                                           2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+  const __m256i bit = _mm256_set1_epi64x(0x8040201008040201);
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+  return reinterpret_cast<v32u8>(_mm256_and_si256(set, _mm256_set1_epi8(16)));
 #else
   // Byte i holds qh's byte i / 8, then keeps bit i % 8.
   v4u8 qh;
@@ -212,14 +225,15 @@ v64u8 nibble_pair(const uint8_t* qs, int i) {
 
 // The 32 quants of a Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 block (and each
 // sub-block of Q4_K and Q5_K) as the single-token and grouped kernels take
-// them. Without AVX-512 they stay in two 16-byte halves (weights 0..15 and
-// 16..31) multiplied in 128-bit registers, and the halves' sums add before
-// the float part: four int32 lanes, lane j the products of words j and
-// j + 4, so a block costs one conversion and one multiply-add of 4 lanes
-// instead of 8. First-generation Zen runs every 256-bit operation as two
-// 128-bit ones, and this took the Q4_1 kernel from 57.5 to 41.4 us on a
-// matrix in L2. With AVX-512 (x86-64-v4 builds) a block stays one 32-byte
-// register, as the 8-token tiles need.
+// them. In the avx2_halves kernels they stay in two 16-byte halves (weights
+// 0..15 and 16..31) multiplied in 128-bit registers, and the halves' sums
+// add before the float part: four int32 lanes, lane j the products of words
+// j and j + 4, so a block costs one conversion and one multiply-add of 4
+// lanes instead of 8. First-generation Zen runs every 256-bit operation as
+// two 128-bit ones, and this took the Q4_1 kernel from 57.5 to 41.4 us on a
+// matrix in L2; on Zen 3, which runs them whole, the same kernels were
+// 1.12-1.59x slower than one 32-byte register a block, which the other
+// variants keep (and the 8-token tiles of AVX-512 need).
 #if EVENTKV_QUANT_HALVES
 struct Quants32 {
   __m128i low;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The kernels of every instruction set this CPU runs pass the kernel and
 # logit reference tests (EVENTKV_ISA picks one), and a CPU without AVX-512,
-# emulated by qemu-user (Haswell: AVX2; qemu64: the x86-64 baseline), runs
-# the binary on the kernels it has and matches transformers' logits.
+# emulated by qemu-user (Haswell: AVX2; EPYC, the first Zen generation:
+# AVX2 in 128-bit halves; qemu64: the x86-64 baseline), runs the binary on
+# the kernels it should choose and matches transformers' logits.
 #   isa.sh EVENTKV_TESTS EVENTKV
 set -u
 tests=$1
@@ -12,7 +13,7 @@ logits="Fixtures/ForwardReference.*/${generated//:/:Fixtures/ForwardReference.*/
 kernels="Attention.*:Matmul.*:ActivationQ8.*:Types/Int8Kernel.*:Types/Int8Gemm.*:$logits"
 failures=0
 
-for isa in avx2 x86_64; do
+for isa in avx2 avx2_halves x86_64; do
   if ! EVENTKV_ISA=$isa "$eventkv" --version >/dev/null 2>&1; then
     echo "skip: $isa (not built, or this CPU lacks it)"
     continue
@@ -28,7 +29,7 @@ done
 rm -f /tmp/isa-$$.log
 
 if command -v qemu-x86_64 >/dev/null; then
-  for cpu in Haswell:avx2 qemu64:x86_64; do
+  for cpu in Haswell:avx2 EPYC:avx2_halves qemu64:x86_64; do
     chosen=$(qemu-x86_64 -cpu "${cpu%%:*}" "$eventkv" --version 2>/dev/null | sed -n 's/^kernels: //p')
     if [ "$chosen" != "${cpu##*:}" ]; then
       echo "FAIL: under qemu -cpu ${cpu%%:*} eventkv chose '$chosen', not ${cpu##*:}"
