@@ -35,7 +35,7 @@ Q8Activations quantize_activations(const float* x, int64_t n, int64_t block) {
       const v16i8 q_high = to_i8(to_i32(high));
       std::memcpy(out.q.data() + b * block + i, &q_low, sizeof(q_low));
       std::memcpy(out.q.data() + b * block + i + kLanes, &q_high, sizeof(q_high));
-      out.sums32[(b * block + i) / 32] = d * hsum(low + high);
+      out.sums32[(b * block + i) / 32] = d * hsum_integers(low + high);
     }
   }
   return out;

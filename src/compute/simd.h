@@ -10,7 +10,7 @@
 #include <cstring>
 #include <type_traits>
 
-#if defined(__AVX2__)
+#if defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
@@ -123,13 +123,33 @@ inline v16i to_i32(const v16f& v) {  // truncates toward zero
   return r;
 }
 
-inline v16i8 to_i8(const v16i& v) {  // keeps the low byte of each lane
+// Lanes within int8's range as bytes. x86 packs them (saturating, which
+// changes nothing in range): GCC's conversion moved them one byte at a time
+// through general registers.
+inline v16i8 to_i8(const v16i& v) {
+#if defined(__AVX512F__)
+  return reinterpret_cast<v16i8>(_mm512_cvtsepi32_epi8(reinterpret_cast<__m512i>(v.part[0])));
+#elif defined(__AVX2__)
+  // packs works within 128-bit lanes: the 64-bit quarters come out as lanes
+  // 0-3, 8-11, 4-7, 12-15, and the permutation puts them in order.
+  const __m256i words =
+      _mm256_permute4x64_epi64(_mm256_packs_epi32(reinterpret_cast<__m256i>(v.part[0]),
+                                                  reinterpret_cast<__m256i>(v.part[1])),
+                               0xD8);
+  return reinterpret_cast<v16i8>(
+      _mm_packs_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1)));
+#elif defined(__SSE2__)
+  const auto part = [&](int i) { return reinterpret_cast<__m128i>(v.part[i]); };
+  return reinterpret_cast<v16i8>(
+      _mm_packs_epi16(_mm_packs_epi32(part(0), part(1)), _mm_packs_epi32(part(2), part(3))));
+#else
   v16i8 r;
   for (int i = 0; i < kParts; ++i) {
     const i8_part bytes = __builtin_convertvector(v.part[i], i8_part);
     std::memcpy(reinterpret_cast<int8_t*>(&r) + i * kPartLanes, &bytes, sizeof(bytes));
   }
   return r;
+#endif
 }
 
 // Part by part: one 64-byte copy goes through the stack in 16-byte pieces
@@ -201,6 +221,23 @@ inline float hsum(const v16f& v) {
   float total = 0.0f;
   for (const float lane : lanes) total += lane;
   return total;
+}
+
+// The sum of lanes that hold integers, exact in any order while it stays
+// below 2^24: a tree of shuffles, as a chain of 16 dependent additions in
+// lane order held the activations' quantization up.
+inline float hsum_integers(const v16f& v) {
+  f32_part m = v.part[0];
+  for (int i = 1; i < kParts; ++i) m += v.part[i];
+#if defined(__AVX512F__)
+  m += __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  m += __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+#elif defined(__AVX__)
+  m += __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3);
+#endif
+  float lanes[4];
+  std::memcpy(lanes, &m, sizeof(lanes));
+  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
 }
 
 // The largest lane (exact in any order): the parts' lane-wise maximum, then
