@@ -36,6 +36,12 @@ constexpr int kTileTokens = 1;
 constexpr int64_t kBlockTiles = 8;
 
 #if defined(__AVX2__) && !defined(__AVX512F__)
+// The first tile of a pass over a group reads its quants from memory, and
+// asks for them this far ahead: the hardware prefetcher alone left 8
+// sessions' decode steps waiting on memory (SmolLM2, Zen 3: 10% more
+// tokens/s with it, 1 or 2 threads).
+constexpr int64_t kPrefetchBytes = 4096;
+
 __m256i load256(const uint8_t* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
@@ -59,7 +65,8 @@ __m256i broadcast4(const int8_t* p) {
 // the other variants', so results differ only where the compiler fuses
 // multiply-adds (the x86-64 baseline has no FMA).
 template <int64_t kColumns, int64_t kWidenColumns>
-void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y) {
+void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y,
+          bool prefetch) {
   static_assert(kColumns % kWidenColumns == 0 && kWidenColumns % 8 == 0);
   constexpr int kT = kTileTokens;
   constexpr int kSteps = kWidenColumns / 8;  // of 8 columns per widening
@@ -88,6 +95,10 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
       for (int step = 0; step < kSteps; ++step) {
         const int64_t k = kColumns * c + kWidenColumns * chunk + 8 * step;
         const uint8_t* w0 = q + k * kInt8GroupRows;
+        if (prefetch) {
+          _mm_prefetch(reinterpret_cast<const char*>(w0 + kPrefetchBytes), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(w0 + kPrefetchBytes + 64), _MM_HINT_T0);
+        }
         const __m256i w0_halves[2] = {load256(w0), load256(w0 + 32)};
         const __m256i w1_halves[2] = {load256(w0 + 64), load256(w0 + 96)};
         const int8_t* x0 = xq + k * kT;
@@ -232,16 +243,16 @@ void quantize_row(const float* x, int64_t t, Int8Rows& out) {
 // The tile for w's scale and, on AVX2, its quants' width (model/weights.h
 // quant_bits).
 void run_tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index,
-              float* y) {
+              float* y, [[maybe_unused]] bool first_of_pass) {
 #if defined(__AVX2__) && !defined(__AVX512F__)
-  if (w.scale_columns == 16) return tile<16, 8>(w, g, x, tile_index, y);
+  if (w.scale_columns == 16) return tile<16, 8>(w, g, x, tile_index, y, first_of_pass);
   switch (w.quant_bits) {
     case 4:
-      return tile<32, 32>(w, g, x, tile_index, y);
+      return tile<32, 32>(w, g, x, tile_index, y, first_of_pass);
     case 5:
-      return tile<32, 16>(w, g, x, tile_index, y);
+      return tile<32, 16>(w, g, x, tile_index, y, first_of_pass);
     default:
-      return tile<32, 8>(w, g, x, tile_index, y);
+      return tile<32, 8>(w, g, x, tile_index, y, first_of_pass);
   }
 #else
   if (w.scale_columns == 16) return tile<16>(w, g, x, tile_index, y);
@@ -284,9 +295,7 @@ void int8_gemm(const model::Int8Panels& w, const Int8Rows& x, float* y, int64_t 
   for (int64_t tile0 = 0; tile0 < tiles; tile0 += kBlockTiles) {
     const int64_t tile_end = std::min(tiles, tile0 + kBlockTiles);
     for (int64_t g = group_begin; g < group_end; ++g) {
-      for (int64_t i = tile0; i < tile_end; ++i) {
-        run_tile(w, g, x, i, y);
-      }
+      for (int64_t i = tile0; i < tile_end; ++i) run_tile(w, g, x, i, y, i == tile0);
     }
   }
 }
