@@ -52,6 +52,17 @@ __m256i broadcast4(const int8_t* p) {
   return _mm256_set1_epi32(x4);
 }
 
+// The tile's real tokens and rows of acc into y.
+void store_tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index,
+                const float (*acc)[kInt8GroupRows], float* y) {
+  const int64_t rows = std::min(kInt8GroupRows, w.n_out - g * kInt8GroupRows);
+  const int64_t tokens = std::min<int64_t>(kTileTokens, x.n_tokens - tile_index * kTileTokens);
+  for (int64_t t = 0; t < tokens; ++t) {
+    std::memcpy(y + (tile_index * kTileTokens + t) * w.n_out + g * kInt8GroupRows, acc[t],
+                static_cast<size_t>(rows) * sizeof(float));
+  }
+}
+
 // AVX2 has no vpdpbusd, and 64-byte vectors spill its 16 ymm registers, so
 // this variant works on the group's two 8-row halves in registers of its
 // own: vpmaddubsw multiplies 4 columns' quants by one token's 4 activation
@@ -137,12 +148,64 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
       }
     }
   }
-  const int64_t rows = std::min(kInt8GroupRows, w.n_out - g * kInt8GroupRows);
-  const int64_t tokens = std::min<int64_t>(kT, x.n_tokens - tile_index * kT);
-  for (int64_t t = 0; t < tokens; ++t) {
-    std::memcpy(y + (tile_index * kT + t) * w.n_out + g * kInt8GroupRows, acc[t],
-                static_cast<size_t>(rows) * sizeof(float));
+  store_tile(w, g, x, tile_index, acc, y);
+}
+// Q8_0's 8-bit quants (q = w + 128): a pair of their products with int8
+// activations overflows vpmaddubsw's int16. This tile flips q back to the
+// signed w and multiplies |w| by x negated where w < 0 (a pair within
+// 2 * 128 * 127), widening each pair. Its sums are of w, not q, so the
+// offset term (b * dsum = 128 * a * d * sum(x)) drops out: the other
+// variants' values, rounded differently. The halves take turns over each
+// scale, so that the sums of both do not need 8 more registers.
+void tile_signed(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index,
+                 float* y, bool prefetch) {
+  constexpr int kT = kTileTokens;
+  const int64_t n = w.n_in;
+  const int64_t scale_groups = n / 32;
+  const uint8_t* q = w.q.data() + g * n * kInt8GroupRows;
+  const float* scale = w.scale.data() + g * scale_groups * kInt8GroupRows;
+  const int8_t* xq = x.q.data() + tile_index * n * kT;
+  const float* xd = x.d.data() + tile_index * scale_groups * kT;
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i top_bit = _mm256_set1_epi8(static_cast<char>(0x80));
+  alignas(32) float acc[kT][kInt8GroupRows] = {};
+  for (int64_t c = 0; c < scale_groups; ++c) {
+    for (int h = 0; h < 2; ++h) {
+      __m256i sums[kT];
+      for (__m256i& sum : sums) sum = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      for (int step = 0; step < 4; ++step) {
+        const int64_t k = 32 * c + 8 * step;
+        const uint8_t* w0 = q + k * kInt8GroupRows;
+        if (prefetch && h == 0) {
+          _mm_prefetch(reinterpret_cast<const char*>(w0 + kPrefetchBytes), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(w0 + kPrefetchBytes + 64), _MM_HINT_T0);
+        }
+        const __m256i signed0 = _mm256_xor_si256(load256(w0 + 32 * h), top_bit);
+        const __m256i signed1 = _mm256_xor_si256(load256(w0 + 64 + 32 * h), top_bit);
+        const __m256i abs0 = _mm256_abs_epi8(signed0);
+        const __m256i abs1 = _mm256_abs_epi8(signed1);
+        const int8_t* x0 = xq + k * kT;
+#pragma GCC unroll 16
+        for (int t = 0; t < kT; ++t) {
+          const __m256i p0 =
+              _mm256_maddubs_epi16(abs0, _mm256_sign_epi8(broadcast4(x0 + 4 * t), signed0));
+          const __m256i p1 =
+              _mm256_maddubs_epi16(abs1, _mm256_sign_epi8(broadcast4(x0 + 4 * (kT + t)), signed1));
+          sums[t] = _mm256_add_epi32(
+              sums[t], _mm256_add_epi32(_mm256_madd_epi16(p0, ones), _mm256_madd_epi16(p1, ones)));
+          asm("" : "+x"(sums[t]));  // as in tile()
+        }
+      }
+      const __m256 a = _mm256_loadu_ps(scale + c * kInt8GroupRows + 8 * h);
+      for (int t = 0; t < kT; ++t) {
+        const __m256 d = _mm256_set1_ps(xd[c * kT + t]);
+        float* out = acc[t] + 8 * h;
+        _mm256_store_ps(out, _mm256_cvtepi32_ps(sums[t]) * (a * d) + _mm256_load_ps(out));
+      }
+    }
   }
+  store_tile(w, g, x, tile_index, acc, y);
 }
 #else
 v16f32 load16f(const float* p) {
@@ -245,6 +308,7 @@ void quantize_row(const float* x, int64_t t, Int8Rows& out) {
 void run_tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index,
               float* y, [[maybe_unused]] bool first_of_pass) {
 #if defined(__AVX2__) && !defined(__AVX512F__)
+  if (w.quant_bits == 8) return tile_signed(w, g, x, tile_index, y, first_of_pass);
   if (w.scale_columns == 16) return tile<16, 8>(w, g, x, tile_index, y, first_of_pass);
   switch (w.quant_bits) {
     case 4:

@@ -165,7 +165,7 @@ void dot_rows_int8(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q
                    float* out, int64_t out_stride);
 
 // compute/unpack_u8.cc: n elements (a multiple of Block::kElems) as q[n]
-// below 64 and, per u8_scale_columns<Block> values, scale and offset (value
+// below 64 (Q8_0: 256) and, per u8_scale_columns<Block> values, scale and offset (value
 // = scale * q - offset): 32 (a block or sub-block's scale), 16 for Q6_K.
 template <typename Block>
 inline constexpr int64_t u8_scale_columns = 32;

@@ -22,7 +22,7 @@ using DotF32Fn = void (*)(const uint8_t* row, size_t row_bytes, int64_t n_rows, 
 using DotQ8Fn = void (*)(const uint8_t* row, size_t row_bytes, int64_t n_rows, const Q8Batch& x,
                          float* out, int64_t out_stride);
 
-// As unpack_u8_blocks (compute/quant_blocks.h): q below 64 and, per
+// As unpack_u8_blocks (compute/quant_blocks.h): q below 64 (Q8_0: 256) and, per
 // u8_scale_columns values, scale and offset (value = scale * q - offset).
 using UnpackU8Fn = void (*)(const uint8_t* src, uint8_t* q, float* scale, float* offset, int64_t n);
 

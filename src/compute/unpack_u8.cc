@@ -1,7 +1,8 @@
 // The weights of a block as unsigned integers with a scale and an offset per
 // 32 values, or 16 for Q6_K (value = scale * q - offset), for the int8 panels of the many-token
-// integer product (model/weights.h). Every type here stores q below 64, so
-// a pair of products with int8 activations fits vpmaddubsw's int16.
+// integer product (model/weights.h). Every type here but Q8_0 stores q below
+// 64, so a pair of products with int8 activations fits vpmaddubsw's int16;
+// Q8_0's q = w + 128 takes 8 bits (compute/int8_gemm.cc multiplies it apart).
 // Integer-only but for the scales, which are the products dequantize.cc
 // forms (d times the sub-block scale), so dequantizing from these gives the
 // same values up to one rounding.
@@ -80,6 +81,15 @@ void unpack_block(BlockQ45_K<kFifthBit>, const uint8_t* block, uint8_t* q, float
   }
 }
 
+// Signed 8-bit values w as q = w + 128 (the bit pattern of w with its top
+// bit flipped).
+void unpack_block(BlockQ8_0, const uint8_t* block, uint8_t* q, float* scale, float* offset) {
+  const float d = fp16_at(block);
+  const uint8_t* qs = block + BlockQ8_0::kQs;
+  for (int j = 0; j < 32; ++j) q[j] = static_cast<uint8_t>(qs[j] ^ 0x80);
+  set_group(scale, offset, 0, d, 128.0f * d);
+}
+
 // Values q - 32 with q of 6 bits; one int8 scale per 16 values.
 void unpack_block(BlockQ6_K, const uint8_t* block, uint8_t* q, float* scale, float* offset) {
   const uint8_t* ql = block;
@@ -119,6 +129,7 @@ EVENTKV_UNPACK_U8(BlockQ4_0);
 EVENTKV_UNPACK_U8(BlockQ4_1);
 EVENTKV_UNPACK_U8(BlockQ5_0);
 EVENTKV_UNPACK_U8(BlockQ5_1);
+EVENTKV_UNPACK_U8(BlockQ8_0);
 EVENTKV_UNPACK_U8(BlockQ4_K);
 EVENTKV_UNPACK_U8(BlockQ5_K);
 EVENTKV_UNPACK_U8(BlockQ6_K);

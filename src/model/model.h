@@ -17,8 +17,9 @@ namespace eventkv::model {
 
 // What Model::load packs the layer matrices into, when they fit the budget.
 // kF32: f32 panels for the many-token product (WeightView::panels), same
-// results. kInt8: int8 panels (WeightView::int8) for the matrices whose type
-// packs, which many-token products with int8 activations use.
+// results. kInt8: int8 panels (WeightView::int8) for the layer matrices whose
+// type packs, and the output matrix too when it packs and fits, which
+// many-token products with int8 activations use.
 enum class Panels { kF32, kInt8 };
 
 class Model {
@@ -53,7 +54,7 @@ class Model {
   static std::shared_ptr<const Model> with_panels(gguf::GgufFile file, int64_t panel_budget_bytes,
                                                   Panels panels);
   void pack_layer_panels(int64_t budget_bytes);
-  void pack_layer_int8_panels(int64_t budget_bytes);
+  void pack_int8_panels_within(int64_t budget_bytes);
 
   gguf::GgufFile file_;
   ModelConfig config_;

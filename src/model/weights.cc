@@ -159,7 +159,7 @@ Int8Panels pack_int8_panels(const WeightView& w) {
     }
   }
   const uint8_t largest = p.q.empty() ? 0 : *std::max_element(p.q.begin(), p.q.end());
-  p.quant_bits = largest < 16 ? 4 : largest < 32 ? 5 : 6;
+  p.quant_bits = largest < 16 ? 4 : largest < 32 ? 5 : largest < 64 ? 6 : 8;
   return p;
 }
 

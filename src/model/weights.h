@@ -20,8 +20,9 @@ inline constexpr int64_t kPanelRows = 32;
 inline constexpr int64_t kPanelDepth = 256;
 
 // A matrix as unsigned 8-bit integers for the many-token integer product
-// (compute/int8_gemm.h): value = scale * q - offset, with q below 64 and one
-// scale and offset per `scale_columns` values of a row (32, or 16 for Q6_K).
+// (compute/int8_gemm.h): value = scale * q - offset, with q below 64 (but
+// Q8_0's, below 256) and one scale and offset per `scale_columns` values of a
+// row (32, or 16 for Q6_K).
 // Rows come in groups of kInt8GroupRows (the last padded with zeros): group
 // g's q holds, for each 4 columns k .. k + 3, its rows' 4 bytes one row after
 // the other (q[(g * n_in + k) * 16 + 4 r + j] is row 16 g + r, column k + j),
@@ -34,7 +35,7 @@ struct Int8Panels {
   int64_t n_in = 0;
   int64_t n_out = 0;
   int64_t scale_columns = 32;
-  // Every q is below 2^quant_bits (4, 5 or 6): the fewer bits, the more
+  // Every q is below 2^quant_bits (4, 5, 6 or 8): the fewer bits, the more
   // columns AVX2's int16 sums hold before widening (compute/int8_gemm.cc).
   int64_t quant_bits = 6;
   AlignedVector<uint8_t> q;
