@@ -42,6 +42,12 @@ constexpr int64_t kBlockTiles = 8;
 // tokens/s with it, 1 or 2 threads).
 constexpr int64_t kPrefetchBytes = 4096;
 
+// Asks for the quants kPrefetchBytes past the 8 columns at w0 (128 bytes).
+void prefetch_ahead(const uint8_t* w0) {
+  _mm_prefetch(reinterpret_cast<const char*>(w0 + kPrefetchBytes), _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(w0 + kPrefetchBytes + 64), _MM_HINT_T0);
+}
+
 __m256i load256(const uint8_t* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
@@ -101,15 +107,11 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
     for (int chunk = 0; chunk < kChunks; ++chunk) {
       __m256i pairs[kT][2];
       for (auto& token : pairs) token[0] = token[1] = _mm256_setzero_si256();
-        // Fully unrolled, so that every sum stays in its register.
 #pragma GCC unroll 4
-      for (int step = 0; step < kSteps; ++step) {
+      for (int step = 0; step < kSteps; ++step) {  // fully unrolled: every sum in its register
         const int64_t k = kColumns * c + kWidenColumns * chunk + 8 * step;
         const uint8_t* w0 = q + k * kInt8GroupRows;
-        if (prefetch) {
-          _mm_prefetch(reinterpret_cast<const char*>(w0 + kPrefetchBytes), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(w0 + kPrefetchBytes + 64), _MM_HINT_T0);
-        }
+        if (prefetch) prefetch_ahead(w0);
         const __m256i w0_halves[2] = {load256(w0), load256(w0 + 32)};
         const __m256i w1_halves[2] = {load256(w0 + 64), load256(w0 + 96)};
         const int8_t* x0 = xq + k * kT;
@@ -150,6 +152,7 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
   }
   store_tile(w, g, x, tile_index, acc, y);
 }
+
 // Q8_0's 8-bit quants (q = w + 128): a pair of their products with int8
 // activations overflows vpmaddubsw's int16. This tile flips q back to the
 // signed w and multiplies |w| by x negated where w < 0 (a pair within
@@ -177,10 +180,7 @@ void tile_signed(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64
       for (int step = 0; step < 4; ++step) {
         const int64_t k = 32 * c + 8 * step;
         const uint8_t* w0 = q + k * kInt8GroupRows;
-        if (prefetch && h == 0) {
-          _mm_prefetch(reinterpret_cast<const char*>(w0 + kPrefetchBytes), _MM_HINT_T0);
-          _mm_prefetch(reinterpret_cast<const char*>(w0 + kPrefetchBytes + 64), _MM_HINT_T0);
-        }
+        if (prefetch && h == 0) prefetch_ahead(w0);
         const __m256i signed0 = _mm256_xor_si256(load256(w0 + 32 * h), top_bit);
         const __m256i signed1 = _mm256_xor_si256(load256(w0 + 64 + 32 * h), top_bit);
         const __m256i abs0 = _mm256_abs_epi8(signed0);

@@ -223,42 +223,33 @@ inline float hsum(const v16f& v) {
   return total;
 }
 
-// The sum of lanes that hold integers, exact in any order while it stays
-// below 2^24: a tree of shuffles, as a chain of 16 dependent additions in
-// lane order held the activations' quantization up.
-inline float hsum_integers(const v16f& v) {
+// The 16 lanes folded with `op` (applied alike to parts and to floats): the
+// parts lane-wise, then a tree of shuffles, then the last 4 lanes in pairs.
+template <typename Op>
+inline float fold_lanes(const v16f& v, Op op) {
   f32_part m = v.part[0];
-  for (int i = 1; i < kParts; ++i) m += v.part[i];
+  for (int i = 1; i < kParts; ++i) m = op(m, v.part[i]);
 #if defined(__AVX512F__)
-  m += __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-  m += __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+  m = op(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  m = op(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
 #elif defined(__AVX__)
-  m += __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3);
+  m = op(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3));
 #endif
   float lanes[4];
   std::memcpy(lanes, &m, sizeof(lanes));
-  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+  return op(op(lanes[0], lanes[1]), op(lanes[2], lanes[3]));
 }
 
-// The largest lane (exact in any order): the parts' lane-wise maximum, then
-// a tree of shuffles.
+// The sum of lanes that hold integers, exact in any order while it stays
+// below 2^24: a tree, as a chain of 16 dependent additions in lane order
+// held the activations' quantization up.
+inline float hsum_integers(const v16f& v) {
+  return fold_lanes(v, [](auto a, auto b) { return a + b; });
+}
+
+// The largest lane (exact in any order).
 inline float hmax(const v16f& v) {
-  f32_part m = v.part[0];
-  for (int i = 1; i < kParts; ++i) m = m > v.part[i] ? m : v.part[i];
-#if defined(__AVX512F__)
-  f32_part s = __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-  m = m > s ? m : s;
-  s = __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
-  m = m > s ? m : s;
-#elif defined(__AVX__)
-  f32_part s = __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3);
-  m = m > s ? m : s;
-#endif
-  float lanes[4];
-  std::memcpy(lanes, &m, sizeof(lanes));
-  const float a = lanes[0] > lanes[1] ? lanes[0] : lanes[1];
-  const float b = lanes[2] > lanes[3] ? lanes[2] : lanes[3];
-  return a > b ? a : b;
+  return fold_lanes(v, [](auto a, auto b) { return a > b ? a : b; });
 }
 
 // e^x for every lane, within 2 ulp for x in [-87, 88]; larger x saturate.
