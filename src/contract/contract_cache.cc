@@ -135,7 +135,7 @@ void ContractCache::append_rendered(const AgentEvent& event, std::vector<int32_t
   const std::string& id = event.event.id;
   check_new_id(id);
   if (kv_.events().empty()) fail("append: '", id, "' cannot open a history");
-  int64_t after = 1;  // the first token opens the event
+  int64_t after = 0;
   for (const TokenRange& r : panel_tokens) {
     if (r.begin < after || r.end <= r.begin || r.end > static_cast<int64_t>(tokens.size())) {
       fail("append: reply '", id, "': panel tokens [", r.begin, ", ", r.end,
@@ -163,10 +163,13 @@ std::vector<float> ContractCache::open_reply(const AgentEvent& event) {
   if (kv_.events().empty()) fail("generate: the history has no events");
   std::vector<int32_t> header = format_.generation_prompt(engine_->model().tokenizer());
   if (header.empty()) fail("generate: chat format '", format_.name(), "' has no generation prompt");
+  const auto n = static_cast<int64_t>(header.size());
   std::vector<float> logits =
       compute_appended({{event.event.id, "assistant", std::move(header)}}, /*reply=*/true);
   specs_.emplace(event.event.id, event);
   open_reply_ = event.event.id;
+  if (reply_products(static_cast<size_t>(n)) == compute::ActivationPrecision::kInt8Panels)
+    add_panel_tokens(0, n);
   return logits;
 }
 
@@ -180,25 +183,30 @@ std::vector<std::vector<float>> ContractCache::extend_replies(
       fail("generate: replies of one step must share their precision");
     batch.extend(caches[c]->kv_, {&tokens[c], 1});
   }
-  const bool panels = caches[0]->options_.replies == compute::ActivationPrecision::kInt8Rowwise &&
-                      caches.size() >= kPanelStepReplies;
-  batch.run(panels ? compute::ActivationPrecision::kInt8Panels : caches[0]->options_.replies);
+  const compute::ActivationPrecision products = caches[0]->reply_products(caches.size());
+  batch.run(products);
   std::vector<std::vector<float>> logits;
-  for (size_t c = 0; c < caches.size(); ++c) {
-    logits.push_back(batch.logits(c));
-    if (panels) caches[c]->add_panel_token();
+  for (ContractCache* cache : caches) {
+    logits.push_back(batch.logits(logits.size()));
+    if (products != compute::ActivationPrecision::kInt8Panels) continue;
+    const auto token = static_cast<int64_t>(cache->kv_.events().back().tokens.size()) - 1;
+    cache->add_panel_tokens(token, token + 1);
   }
   return logits;
 }
 
-// The open reply's last token was computed with kInt8Panels.
-void ContractCache::add_panel_token() {
-  const auto token = static_cast<int64_t>(kv_.events().back().tokens.size()) - 1;
+compute::ActivationPrecision ContractCache::reply_products(size_t tokens) const {
+  const bool panels =
+      options_.replies == compute::ActivationPrecision::kInt8Rowwise && tokens >= kPanelStepReplies;
+  return panels ? compute::ActivationPrecision::kInt8Panels : options_.replies;
+}
+
+void ContractCache::add_panel_tokens(int64_t begin, int64_t end) {
   std::vector<TokenRange>& ranges = panel_tokens_[open_reply_];
-  if (!ranges.empty() && ranges.back().end == token) {
-    ranges.back().end = token + 1;
+  if (!ranges.empty() && ranges.back().end == begin) {
+    ranges.back().end = end;
   } else {
-    ranges.push_back({token, token + 1});
+    ranges.push_back({begin, end});
   }
 }
 
@@ -213,9 +221,13 @@ void ContractCache::close_reply(const std::string& content, std::optional<int32_
   std::vector<int32_t> closing(pending ? 1 : 0, pending.value_or(0));
   for (size_t t = header.size(); t < empty.size(); ++t) closing.push_back(empty[t]);
   if (!closing.empty()) {
+    const auto begin = static_cast<int64_t>(kv_.events().back().tokens.size());
     kv::EventBatch batch(kv_.engine(), kv_.arena());
     batch.extend(kv_, closing);
-    batch.run(options_.replies);
+    const compute::ActivationPrecision products = reply_products(closing.size());
+    batch.run(products);
+    if (products == compute::ActivationPrecision::kInt8Panels)
+      add_panel_tokens(begin, begin + static_cast<int64_t>(closing.size()));
   }
   AgentEvent& event = specs_.at(open_reply_);
   event.event.content = content;
@@ -246,7 +258,7 @@ std::vector<float> ContractCache::compute_appended(std::vector<kv::EventTokens> 
   const size_t first = kv_.events().size();
   kv::EventBatch batch(kv_.engine(), kv_.arena());
   batch.append(kv_, tokens, {}, reply);
-  batch.run(reply ? std::optional(options_.replies) : std::nullopt);
+  batch.run(reply ? std::optional(reply_products(tokens.front().tokens.size())) : std::nullopt);
   track_visibility(first);
   return batch.logits(0);
 }

@@ -85,10 +85,11 @@ struct TokenRange {
   bool operator==(const TokenRange&) const = default;
 };
 
-// From this many replies in one step, int8 replies multiply on the int8
-// panels: the many-token integer product, which the engine's kInt8 takes
-// from the same count (decode steps of SmolLM2, Zen 1 AVX2, 1 thread: 3
-// sessions 1.45x, 8 sessions 1.3x the rowwise dots' tokens/s).
+// From this many tokens in one run (a decode step's replies, a reply's
+// header or its closing tokens), int8 replies multiply on the int8 panels:
+// the many-token integer product, which the engine's kInt8 takes from the
+// same count (decode steps of SmolLM2, 1 thread: 3 sessions 1.45x the
+// rowwise dots' tokens/s on Zen 1 AVX2, 1.3-1.4x on Zen 5 AVX-512).
 inline constexpr size_t kPanelStepReplies = 3;
 
 // Which evictable event a budget evicts first: the lowest score. The
@@ -111,7 +112,7 @@ class ContractCache {
 
   // Appends one event with these exact tokens (a restored reply: the tokens
   // as generated, which rendering its content may not give back), those in
-  // `panel_tokens` (sorted, apart, after the first token) computed with
+  // `panel_tokens` (sorted, not overlapping) computed with
   // kInt8Panels as the reply was. Throws Error for ranges out of order or
   // past the tokens.
   void append_rendered(const AgentEvent& event, std::vector<int32_t> tokens,
@@ -120,12 +121,13 @@ class ContractCache {
   // Generation of an assistant reply as an event. open_reply appends the
   // event's header (the format's generation prompt) and returns the logits
   // after it; extend_replies feeds each cache's next token (one forward
-  // pass for all: decode steps of concurrent sessions batched; from
-  // kPanelStepReplies int8 replies, on the int8 panels) and returns the
-  // logits after it; close_reply feeds `pending` (the last sampled
+  // pass for all: decode steps of concurrent sessions batched) and returns
+  // the logits after it; close_reply feeds `pending` (the last sampled
   // token when it is not an end token) and the end of the turn, and sets
-  // the event's content. Throws Error when the format has no generation
-  // prompt (its replies have no header to open with).
+  // the event's content. Each run of kPanelStepReplies or more int8 reply
+  // tokens (header, step, closing) takes the int8 panels. Throws Error
+  // when the format has no generation prompt (its replies have no header
+  // to open with).
   std::vector<float> open_reply(const AgentEvent& event);
   static std::vector<std::vector<float>> extend_replies(std::span<ContractCache* const> caches,
                                                         std::span<const int32_t> tokens);
@@ -194,12 +196,17 @@ class ContractCache {
   void check_new_id(std::string_view id) const;
   void override_tokens(kv::EventTokens& event) const;
   int32_t event_index(std::string_view id) const;
-  // Appends and computes the events; `reply`: with the replies' products,
-  // and the logits after the last token are returned.
+  // Appends and computes the events; `reply` (one event): with the reply
+  // products of its tokens, and the logits after the last token are
+  // returned.
   std::vector<float> compute_appended(std::vector<kv::EventTokens> tokens, bool reply = false);
   // A reply event whose `panels` tokens take kInt8Panels products.
   void compute_reply(kv::EventTokens reply, const std::vector<TokenRange>& panels);
-  void add_panel_token();
+  // The products of one run of `tokens` reply tokens (a decode step's: one
+  // token of each reply).
+  compute::ActivationPrecision reply_products(size_t tokens) const;
+  // Records the open reply's tokens [begin, end) as computed on the panels.
+  void add_panel_tokens(int64_t begin, int64_t end);
   void track_visibility(size_t first_event);
   void refresh_visibility(size_t event);
   std::vector<std::string> descendants(size_t event) const;

@@ -167,7 +167,8 @@ def engine_counters(url, key):
     r = requests.get(url + "/metrics", headers={"Authorization": f"Bearer {key}"}, timeout=60)
     r.raise_for_status()
     names = ("eventkv_decode_tokens_total", "eventkv_decode_seconds_total",
-             "eventkv_prefill_tokens_total", "eventkv_prefill_seconds_total")
+             "eventkv_decode_steps_total", "eventkv_prefill_tokens_total",
+             "eventkv_prefill_seconds_total")
     values = dict(line.split() for line in r.text.splitlines()
                   if line.split(" ")[0] in names)
     return {name: float(values[name]) for name in names}
@@ -185,6 +186,9 @@ def timed_run(args, chatters):
     return {"end_to_end": decode_rate(chatters, wall),
             "decode_steps": delta["eventkv_decode_tokens_total"] / seconds if seconds else 0.0,
             "decode_share": seconds / wall if wall else 0.0,
+            "replies_per_step": (delta["eventkv_decode_tokens_total"]
+                                 / delta["eventkv_decode_steps_total"]
+                                 if delta["eventkv_decode_steps_total"] else 0.0),
             "prefill_share": delta["eventkv_prefill_seconds_total"] / wall if wall else 0.0}
 
 
@@ -238,6 +242,7 @@ def main(argv=None):
                         "decode_step_speedup_8_over_1": ratio("decode_steps"),
                         "eight_sessions_decode_share": round(octet["decode_share"], 3),
                         "eight_sessions_prefill_share": round(octet["prefill_share"], 3),
+                        "eight_sessions_replies_per_step": round(octet["replies_per_step"], 2),
                         "speedup_target": 3.0})
         summary["failed"] = len(failures)
 
@@ -253,7 +258,8 @@ def main(argv=None):
               f" tokens/s, 8 sessions {summary['eight_sessions_decode_step_tokens_per_s']:.1f}"
               f" tokens/s, speedup {summary['decode_step_speedup_8_over_1']:.2f}x; with 8 sessions"
               f" the server spent {100 * summary['eight_sessions_decode_share']:.0f}% of the wall"
-              f" decoding, {100 * summary['eight_sessions_prefill_share']:.0f}% prefilling")
+              f" decoding, {100 * summary['eight_sessions_prefill_share']:.0f}% prefilling,"
+              f" {summary['eight_sessions_replies_per_step']:.1f} replies a step")
     print(json.dumps(summary))
     return 1 if failures or lost else 0
 
