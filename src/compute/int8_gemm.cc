@@ -81,16 +81,36 @@ void store_tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_
 // The integer sums are exact and the f32 part is the same expression as
 // the other variants', so results differ only where the compiler fuses
 // multiply-adds (the x86-64 baseline has no FMA).
-template <int64_t kColumns, int64_t kWidenColumns>
+// 8 columns' quants at p as the halves of their first 4 columns and of
+// their next 4 (nibbles: the low and the high ones of 64 bytes).
+template <bool kNibbles>
+void load_halves(const uint8_t* p, __m256i* first, __m256i* second) {
+  if constexpr (kNibbles) {
+    const __m256i low = _mm256_set1_epi8(0x0F);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i both = load256(p + 32 * h);
+      first[h] = _mm256_and_si256(both, low);
+      second[h] = _mm256_and_si256(_mm256_srli_epi16(both, 4), low);
+    }
+  } else {
+    for (int h = 0; h < 2; ++h) {
+      first[h] = load256(p + 32 * h);
+      second[h] = load256(p + 64 + 32 * h);
+    }
+  }
+}
+
+template <int64_t kColumns, int64_t kWidenColumns, bool kNibbles>
 void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y,
           bool prefetch) {
   static_assert(kColumns % kWidenColumns == 0 && kWidenColumns % 8 == 0);
   constexpr int kT = kTileTokens;
   constexpr int kSteps = kWidenColumns / 8;  // of 8 columns per widening
   constexpr int kChunks = kColumns / kWidenColumns;
+  constexpr int64_t kColumnBytes = kNibbles ? kInt8GroupRows / 2 : kInt8GroupRows;
   const int64_t n = w.n_in;
   const int64_t scale_groups = n / kColumns;
-  const uint8_t* q = w.q.data() + g * n * kInt8GroupRows;
+  const uint8_t* q = w.quants(g, 0);
   const float* scale = w.scale.data() + g * scale_groups * kInt8GroupRows;
   const float* offset = w.offset.data() + g * scale_groups * kInt8GroupRows;
   const int8_t* xq = x.q.data() + tile_index * n * kT;
@@ -110,10 +130,11 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
 #pragma GCC unroll 4
       for (int step = 0; step < kSteps; ++step) {  // fully unrolled: every sum in its register
         const int64_t k = kColumns * c + kWidenColumns * chunk + 8 * step;
-        const uint8_t* w0 = q + k * kInt8GroupRows;
+        const uint8_t* w0 = q + k * kColumnBytes;
         if (prefetch) prefetch_ahead(w0);
-        const __m256i w0_halves[2] = {load256(w0), load256(w0 + 32)};
-        const __m256i w1_halves[2] = {load256(w0 + 64), load256(w0 + 96)};
+        __m256i w0_halves[2];
+        __m256i w1_halves[2];
+        load_halves<kNibbles>(w0, w0_halves, w1_halves);
         const int8_t* x0 = xq + k * kT;
 #pragma GCC unroll 16
         for (int t = 0; t < kT; ++t) {
@@ -165,7 +186,7 @@ void tile_signed(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64
   constexpr int kT = kTileTokens;
   const int64_t n = w.n_in;
   const int64_t scale_groups = n / 32;
-  const uint8_t* q = w.q.data() + g * n * kInt8GroupRows;
+  const uint8_t* q = w.quants(g, 0);
   const float* scale = w.scale.data() + g * scale_groups * kInt8GroupRows;
   const int8_t* xq = x.q.data() + tile_index * n * kT;
   const float* xd = x.d.data() + tile_index * scale_groups * kT;
@@ -229,14 +250,30 @@ v16i32 dot4(v16i32 acc, v64u8 w, int32_t x4) {
 #endif
 }
 
+// 8 columns' quants at p: those of the first 4 and of the next 4 (nibbles:
+// the low and the high ones of 64 bytes).
+template <bool kNibbles>
+void load_columns(const uint8_t* p, v64u8& first, v64u8& second) {
+  if constexpr (kNibbles) {
+    v64u8 both;
+    std::memcpy(&both, p, sizeof(both));
+    first = both & 0x0F;
+    second = both >> 4;
+  } else {
+    std::memcpy(&first, p, sizeof(first));
+    std::memcpy(&second, p + sizeof(first), sizeof(second));
+  }
+}
+
 // Group g's rows times the tokens of one tile, kColumns columns per scale;
 // only the tile's real tokens are stored.
-template <int64_t kColumns>
+template <int64_t kColumns, bool kNibbles>
 void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y) {
   constexpr int kT = kTileTokens;
+  constexpr int64_t kColumnBytes = kNibbles ? kInt8GroupRows / 2 : kInt8GroupRows;
   const int64_t n = w.n_in;
   const int64_t scale_groups = n / kColumns;
-  const uint8_t* q = w.q.data() + g * n * kInt8GroupRows;
+  const uint8_t* q = w.quants(g, 0);
   const float* scale = w.scale.data() + g * scale_groups * kInt8GroupRows;
   const float* offset = w.offset.data() + g * scale_groups * kInt8GroupRows;
   const int8_t* xq = x.q.data() + tile_index * n * kT;
@@ -246,13 +283,15 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
   v16f32 acc[kT] = {};
   for (int64_t c = 0; c < scale_groups; ++c) {
     v16i32 sums[kT] = {};
-    for (int64_t k = kColumns * c; k < kColumns * c + kColumns; k += 4) {
-      v64u8 quants;
-      std::memcpy(&quants, q + k * kInt8GroupRows, sizeof(quants));
-      for (int t = 0; t < kT; ++t) {
-        int32_t x4;
-        std::memcpy(&x4, xq + (k / 4 * kT + t) * 4, sizeof(x4));
-        sums[t] = dot4(sums[t], quants, x4);
+    for (int64_t k = kColumns * c; k < kColumns * c + kColumns; k += 8) {
+      v64u8 quants[2];
+      load_columns<kNibbles>(q + k * kColumnBytes, quants[0], quants[1]);
+      for (int half = 0; half < 2; ++half) {
+        for (int t = 0; t < kT; ++t) {
+          int32_t x4;
+          std::memcpy(&x4, xq + ((k / 4 + half) * kT + t) * 4, sizeof(x4));
+          sums[t] = dot4(sums[t], quants[half], x4);
+        }
       }
     }
     const v16f32 a = load16f(scale + c * kInt8GroupRows);
@@ -309,18 +348,20 @@ void run_tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t 
               float* y, [[maybe_unused]] bool first_of_pass) {
 #if defined(__AVX2__) && !defined(__AVX512F__)
   if (w.quant_bits == 8) return tile_signed(w, g, x, tile_index, y, first_of_pass);
-  if (w.scale_columns == 16) return tile<16, 8>(w, g, x, tile_index, y, first_of_pass);
+  if (w.scale_columns == 16) return tile<16, 8, false>(w, g, x, tile_index, y, first_of_pass);
+  if (w.nibbles) return tile<32, 32, true>(w, g, x, tile_index, y, first_of_pass);
   switch (w.quant_bits) {
     case 4:
-      return tile<32, 32>(w, g, x, tile_index, y, first_of_pass);
+      return tile<32, 32, false>(w, g, x, tile_index, y, first_of_pass);
     case 5:
-      return tile<32, 16>(w, g, x, tile_index, y, first_of_pass);
+      return tile<32, 16, false>(w, g, x, tile_index, y, first_of_pass);
     default:
-      return tile<32, 8>(w, g, x, tile_index, y, first_of_pass);
+      return tile<32, 8, false>(w, g, x, tile_index, y, first_of_pass);
   }
 #else
-  if (w.scale_columns == 16) return tile<16>(w, g, x, tile_index, y);
-  tile<32>(w, g, x, tile_index, y);
+  if (w.scale_columns == 16) return tile<16, false>(w, g, x, tile_index, y);
+  if (w.nibbles) return tile<32, true>(w, g, x, tile_index, y);
+  tile<32, false>(w, g, x, tile_index, y);
 #endif
 }
 

@@ -171,6 +171,19 @@ template <typename Block>
 inline constexpr int64_t u8_scale_columns = 32;
 template <>
 inline constexpr int64_t u8_scale_columns<BlockQ6_K> = 16;
+// Bits of the largest q: 4-bit ones pack as nibbles (model/weights.h).
+template <typename Block>
+inline constexpr int64_t u8_bits = 5;
+template <>
+inline constexpr int64_t u8_bits<BlockQ4_0> = 4;
+template <>
+inline constexpr int64_t u8_bits<BlockQ4_1> = 4;
+template <>
+inline constexpr int64_t u8_bits<BlockQ4_K> = 4;
+template <>
+inline constexpr int64_t u8_bits<BlockQ6_K> = 6;
+template <>
+inline constexpr int64_t u8_bits<BlockQ8_0> = 8;
 
 template <typename Block>
 void unpack_u8_blocks(const uint8_t* src, uint8_t* q, float* scale, float* offset, int64_t n);

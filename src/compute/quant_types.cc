@@ -23,7 +23,8 @@ constexpr QuantType entry(DotF32Fn dot_f32, DotQ8Fn dot_q8, UnpackU8Fn unpack_u8
           dot_q8,
           dot_q8 != nullptr ? Block::kElems : 0,
           unpack_u8,
-          u8_scale_columns<Block>};
+          u8_scale_columns<Block>,
+          u8_bits<Block>};
 }
 
 // The types eventkv computes with, in id order.

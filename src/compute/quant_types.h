@@ -38,6 +38,7 @@ struct QuantType {
   int64_t q8_block;
   UnpackU8Fn unpack_u8;      // nullptr: no int8 panels (model/weights.h)
   int64_t u8_scale_columns;  // values per scale and offset of unpack_u8: 16 or 32
+  int64_t u8_bits;           // every q of unpack_u8 is below 2^u8_bits
 };
 
 // The chosen kernel variant's entry of `type`, or nullptr when eventkv

@@ -125,12 +125,39 @@ AlignedVector<float> pack_panels(const WeightView& w) {
   return panels;
 }
 
+int64_t WeightView::int8_panel_bytes() const {
+  const compute::QuantType* q = compute::find_quant_type(type);
+  if (q == nullptr || q->unpack_u8 == nullptr) return 0;
+  const int64_t padded_values =
+      (n_out + kInt8GroupRows - 1) / kInt8GroupRows * kInt8GroupRows * n_in;
+  const int64_t quant_bytes = q->u8_bits == 4 ? padded_values / 2 : padded_values;
+  return quant_bytes + padded_values / 16 * 2 * static_cast<int64_t>(sizeof(float));
+}
+
 bool int8_packable(const WeightView& w) {
   const compute::QuantType* q = compute::find_quant_type(w.type);
   return q != nullptr && q->unpack_u8 != nullptr && w.n_in % q->block_elems == 0;
 }
 
-Int8Panels pack_int8_panels(const WeightView& w) {
+namespace {
+
+// Each 8 columns' 128 bytes into 64: the first 4 columns' quants in the
+// low nibbles, the next 4's in the high ones (Int8Panels).
+void pack_nibbles(Int8Panels& p) {
+  constexpr int64_t kStep = 4 * kInt8GroupRows;  // bytes of 4 columns
+  AlignedVector<uint8_t> packed(p.q.size() / 2);
+  for (size_t i = 0; i < packed.size(); i += kStep) {
+    const uint8_t* low = p.q.data() + 2 * i;
+    for (int64_t j = 0; j < kStep; ++j)
+      packed[i + j] = static_cast<uint8_t>(low[j] | (low[kStep + j] << 4));
+  }
+  p.q = std::move(packed);
+  p.nibbles = true;
+}
+
+}  // namespace
+
+Int8Panels pack_int8_panels(const WeightView& w, bool nibbles) {
   if (!int8_packable(w))
     fail("int8 panels: tensor type ", gguf::type_name(w.type), " cannot be packed");
   const compute::QuantType& type = *compute::find_quant_type(w.type);
@@ -160,6 +187,7 @@ Int8Panels pack_int8_panels(const WeightView& w) {
   }
   const uint8_t largest = p.q.empty() ? 0 : *std::max_element(p.q.begin(), p.q.end());
   p.quant_bits = largest < 16 ? 4 : largest < 32 ? 5 : largest < 64 ? 6 : 8;
+  if (p.quant_bits == 4 && p.scale_columns == 32 && nibbles) pack_nibbles(p);
   return p;
 }
 

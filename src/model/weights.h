@@ -29,6 +29,10 @@ inline constexpr int64_t kPanelDepth = 256;
 // so that one 64-byte load feeds one vpdpbusd; scale and offset hold per
 // scale_columns columns the group's 16 rows
 // ([(g * n_in / scale_columns + k / scale_columns) * 16 + r]).
+// 4-bit quants are stored as nibbles, half the bytes that many-token
+// products stream: each 64 bytes hold 8 columns, those of the first 4 in
+// the low nibbles and of the next 4 in the high ones (quant() reads both
+// layouts).
 inline constexpr int64_t kInt8GroupRows = 16;
 
 struct Int8Panels {
@@ -38,11 +42,23 @@ struct Int8Panels {
   // Every q is below 2^quant_bits (4, 5, 6 or 8): the fewer bits, the more
   // columns AVX2's int16 sums hold before widening (compute/int8_gemm.cc).
   int64_t quant_bits = 6;
+  bool nibbles = false;  // two quants a byte
   AlignedVector<uint8_t> q;
   AlignedVector<float> scale;
   AlignedVector<float> offset;
 
   int64_t groups() const { return (n_out + kInt8GroupRows - 1) / kInt8GroupRows; }
+  // Group g's quants from column k (a multiple of 8 with nibbles, else of 4).
+  const uint8_t* quants(int64_t g, int64_t k) const {
+    return q.data() + (g * n_in + k) * kInt8GroupRows / (nibbles ? 2 : 1);
+  }
+  // The quant of row r, column k.
+  uint8_t quant(int64_t r, int64_t k) const {
+    const int64_t lane = 4 * (r % kInt8GroupRows) + k % 4;
+    if (!nibbles) return quants(r / kInt8GroupRows, k / 4 * 4)[lane];
+    const uint8_t both = quants(r / kInt8GroupRows, k / 8 * 8)[lane];
+    return k % 8 < 4 ? both & 0x0F : both >> 4;
+  }
 };
 
 // A matrix as stored in GGUF: n_out rows of n_in elements, row r at
@@ -65,13 +81,10 @@ struct WeightView {
   int64_t panel_rows() const { return (n_out + kPanelRows - 1) / kPanelRows; }
   int64_t panel_columns() const { return (n_in + kPanelDepth - 1) / kPanelDepth; }
   int64_t panel_floats() const { return panel_rows() * panel_columns() * kPanelRows * kPanelDepth; }
-  // Bytes of this matrix as Int8Panels, at most: a byte per value and two
-  // floats per 16, rows padded to a group.
-  int64_t int8_panel_bytes() const {
-    const int64_t padded_values =
-        (n_out + kInt8GroupRows - 1) / kInt8GroupRows * kInt8GroupRows * n_in;
-    return padded_values + padded_values / 16 * 2 * static_cast<int64_t>(sizeof(float));
-  }
+  // Bytes of this matrix as Int8Panels, at most: a byte per value (half
+  // for a type of 4-bit quants) and two floats per 16, rows padded to a
+  // group; 0 when it does not pack.
+  int64_t int8_panel_bytes() const;
 };
 
 // Dequantizes panel (row0 / kPanelRows, k0 / kPanelDepth) of `w`: columns
@@ -88,9 +101,11 @@ AlignedVector<float> pack_panels(const WeightView& w);
 // unpack_u8).
 bool int8_packable(const WeightView& w);
 
-// `w` as int8 panels. Cost: one pass over the matrix; 1.5 bytes per element.
-// Throws Error for a type int8_packable refuses.
-Int8Panels pack_int8_panels(const WeightView& w);
+// `w` as int8 panels, 4-bit quants as nibbles unless `nibbles` is false
+// (tests compare the layouts). Cost: one pass over the matrix; 1.5 bytes per
+// element (1 with nibbles) and the scales. Throws Error for a type
+// int8_packable refuses.
+Int8Panels pack_int8_panels(const WeightView& w, bool nibbles = true);
 
 struct LayerWeights {
   std::vector<float> attn_norm;

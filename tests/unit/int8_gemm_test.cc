@@ -91,6 +91,10 @@ class Int8Gemm : public ::testing::TestWithParam<gguf::GgmlType> {
 };
 
 TEST_P(Int8Gemm, PanelsHoldTheDequantizedValues) {
+  const size_t values = static_cast<size_t>(panels_.groups() * model::kInt8GroupRows * kGemmIn);
+  EXPECT_EQ(panels_.q.size(), panels_.nibbles ? values / 2 : values);
+  EXPECT_LE(panels_.q.size() + (panels_.scale.size() + panels_.offset.size()) * sizeof(float),
+            static_cast<size_t>(w_.int8_panel_bytes()));
   const int64_t columns = panels_.scale_columns;
   EXPECT_EQ(columns, GetParam() == gguf::GgmlType::kQ6_K ? 16 : 32);
   const int64_t scale_groups = kGemmIn / columns;
@@ -102,8 +106,7 @@ TEST_P(Int8Gemm, PanelsHoldTheDequantizedValues) {
     const int64_t lane = r % model::kInt8GroupRows;
     for (int64_t k = 0; k < kGemmIn; ++k) {
       const size_t at = static_cast<size_t>((g * scale_groups + k / columns) * 16 + lane);
-      const uint8_t q =
-          panels_.q[static_cast<size_t>((g * kGemmIn + k / 4 * 4) * 16 + 4 * lane + k % 4)];
+      const uint8_t q = panels_.quant(r, k);
       ASSERT_LT(q, 1 << quant_bits(GetParam()));
       const float value = panels_.scale[at] * static_cast<float>(q) - panels_.offset[at];
       ASSERT_NEAR(value, row[k], 2e-7 * largest) << "row " << r << ", column " << k;
@@ -143,22 +146,31 @@ TEST_P(Int8Gemm, ATokensRowDoesNotDependOnItsBatch) {
   }
 }
 
-// Panels know their quants' bits, and their product (on AVX2 widened every
-// 32 columns for 4 bits, 16 for 5) has the bits of the product widened
-// every 8 columns, here too with every activation at +-127 and every quant
-// at its largest, the int16 sums' worst case.
+// Panels know their quants' bits (4-bit ones packed as nibbles), and their
+// product (on AVX2 widened every 32 columns for 4 bits, 16 for 5) has the
+// bits of the product on bytes widened every 8 columns, here too with
+// every activation at +-127 and every quant at its largest, the int16
+// sums' worst case.
 TEST_P(Int8Gemm, NarrowQuantsGiveTheBitsOfTheWideningEvery8Columns) {
   const int64_t bits = quant_bits(GetParam());
   ASSERT_EQ(panels_.quant_bits, bits);
+  ASSERT_EQ(panels_.nibbles, bits == 4);
   if (bits == 8) GTEST_SKIP() << "8-bit quants take their own tile (Int8GemmEightBit)";
+  model::Int8Panels bytes = model::pack_int8_panels(w_, /*nibbles=*/false);
+  ASSERT_FALSE(bytes.nibbles);
+  ASSERT_EQ(bytes.q.size(), panels_.q.size() * (bits == 4 ? 2 : 1));
+  bytes.quant_bits = 6;
   std::vector<float> x = x_;
   for (int64_t i = 0; i < kGemmTokens * kGemmIn; ++i) x[i] = (i / kGemmIn) % 2 == 0 ? 1.0f : -1.0f;
   for (const std::vector<float>* input : {&x_, &x}) {
-    if (input == &x) std::fill(panels_.q.begin(), panels_.q.end(), uint8_t((1 << bits) - 1));
+    if (input == &x) {
+      std::fill(panels_.q.begin(), panels_.q.end(), uint8_t(bits == 4 ? 0xFF : (1 << bits) - 1));
+      std::fill(bytes.q.begin(), bytes.q.end(), uint8_t((1 << bits) - 1));
+    }
     const std::vector<float> narrow = product(input->data(), kGemmTokens);
-    panels_.quant_bits = 6;
+    w_.int8 = &bytes;
     const std::vector<float> every8 = product(input->data(), kGemmTokens);
-    panels_.quant_bits = bits;
+    w_.int8 = &panels_;
     ASSERT_EQ(std::memcmp(narrow.data(), every8.data(), narrow.size() * sizeof(float)), 0)
         << (input == &x ? "largest quants and activations" : "random");
   }
