@@ -17,7 +17,8 @@ namespace eventkv::compute {
 
 // Activations quantized per 32 values: x ~= d * q, with the offsets' sums
 // dsum16 = d * sum(q) per 16 values and dsum32 per 32. Tokens come in tiles
-// of `tile_tokens` (the last padded with zeros), laid out so that a tile's 4
+// of `tile_tokens` (the last padded with zeros; with AVX-512 4, 8 or 12
+// as the token count asks), laid out so that a tile's 4
 // quants of column k are adjacent:
 // q[((tile * n / 4 + k / 4) * tile_tokens + t) * 4 + k % 4], and
 // d[(tile * n / 32 + k / 32) * tile_tokens + t], dsum16 and dsum32 likewise.
