@@ -5,8 +5,10 @@ Sessions chat concurrently through /v1/chat/completions (user = the session id,
 greedy); afterwards every acknowledged user message and reply must be among the
 session's events. Prints p50/p99 latency, aggregate decode tokens/s, the decode
 speedup of 8 concurrent sessions over one (end to end, and of the server's
-decode steps alone, from /metrics), and a JSON summary line. Exits 1 on
-a failed request or a lost event.
+decode steps alone, from /metrics; the 1-session and 8-session phases
+alternate over --speedup-rounds rounds, so that a drifting machine weighs on
+both alike), and a JSON summary line. Exits 1 on a failed request or a lost
+event.
 
   load_test.py --url http://127.0.0.1:8080 --key KEY --sessions 16 --turns 20
 """
@@ -175,21 +177,30 @@ def engine_counters(url, key):
 
 
 def timed_run(args, chatters):
-    """Runs the chatters; returns the end-to-end completion tokens/s and,
-    from the server's counters, its decode steps' tokens/s (decode time
-    only: what batching the sessions' steps gives) and its share of the wall."""
+    """Runs the chatters; returns their completion tokens, the wall time and
+    the server's counters over the run (/metrics): decode tokens, steps and
+    seconds (decode time only: what batching the sessions' steps gives), and
+    prefill seconds."""
     before = engine_counters(args.url, args.key)
     wall = run_concurrently(chatters, args.speedup_turns)
     after = engine_counters(args.url, args.key)
-    delta = {name: after[name] - before[name] for name in after}
-    seconds = delta["eventkv_decode_seconds_total"]
-    return {"end_to_end": decode_rate(chatters, wall),
-            "decode_steps": delta["eventkv_decode_tokens_total"] / seconds if seconds else 0.0,
+    totals = {name: after[name] - before[name] for name in after}
+    totals["completion_tokens"] = sum(c.completion_tokens for c in chatters)
+    totals["wall"] = wall
+    return totals
+
+
+def phase_rates(runs):
+    """Rates over a phase's runs, summed: end-to-end and decode-step
+    tokens/s, the decode and prefill shares of the wall, replies per step."""
+    total = {name: sum(run[name] for run in runs) for name in runs[0]}
+    seconds, wall = total["eventkv_decode_seconds_total"], total["wall"]
+    steps = total["eventkv_decode_steps_total"]
+    return {"end_to_end": total["completion_tokens"] / wall if wall else 0.0,
+            "decode_steps": total["eventkv_decode_tokens_total"] / seconds if seconds else 0.0,
             "decode_share": seconds / wall if wall else 0.0,
-            "replies_per_step": (delta["eventkv_decode_tokens_total"]
-                                 / delta["eventkv_decode_steps_total"]
-                                 if delta["eventkv_decode_steps_total"] else 0.0),
-            "prefill_share": delta["eventkv_prefill_seconds_total"] / wall if wall else 0.0}
+            "prefill_share": total["eventkv_prefill_seconds_total"] / wall if wall else 0.0,
+            "replies_per_step": total["eventkv_decode_tokens_total"] / steps if steps else 0.0}
 
 
 def main(argv=None):
@@ -203,6 +214,8 @@ def main(argv=None):
     p.add_argument("--timeout-s", type=float, default=600, help="the whole run's limit")
     p.add_argument("--speedup-turns", type=int, default=4,
                    help="turns of the 1-session and 8-session decode rate runs (0: skip)")
+    p.add_argument("--speedup-rounds", type=int, default=2,
+                   help="alternating rounds of the 1-session and 8-session runs")
     args = p.parse_args(argv)
     host = urllib.parse.urlparse(args.url).hostname
     if host not in ("localhost", "::1") and not host.startswith("127."):
@@ -225,14 +238,24 @@ def main(argv=None):
                "wall_s": round(wall, 2)}
 
     if args.speedup_turns > 0 and not failures:
-        one = make_chatters(args, 1, "solo", deadline)
-        solo = timed_run(args, one)
-        eight = make_chatters(args, 8, "octet", deadline)
-        octet = timed_run(args, eight)
-        failures += [f"{c.sid} {f}" for c in one + eight for f in c.failures]
+        solo_runs, octet_runs = [], []
+        for _ in range(max(1, args.speedup_rounds)):
+            one = make_chatters(args, 1, "solo", deadline)
+            solo_runs.append(timed_run(args, one))
+            eight = make_chatters(args, 8, "octet", deadline)
+            octet_runs.append(timed_run(args, eight))
+            failures += [f"{c.sid} {f}" for c in one + eight for f in c.failures]
+        solo, octet = phase_rates(solo_runs), phase_rates(octet_runs)
 
         def ratio(key):
             return round(octet[key] / solo[key], 2) if solo[key] else 0
+
+        def round_ratios(key):
+            ratios = []
+            for one_run, eight_run in zip(solo_runs, octet_runs):
+                base = phase_rates([one_run])[key]
+                ratios.append(round(phase_rates([eight_run])[key] / base, 2) if base else 0)
+            return ratios
 
         summary.update({"single_session_decode_tokens_per_s": round(solo["end_to_end"], 2),
                         "eight_sessions_decode_tokens_per_s": round(octet["end_to_end"], 2),
@@ -240,6 +263,9 @@ def main(argv=None):
                         "single_session_decode_step_tokens_per_s": round(solo["decode_steps"], 2),
                         "eight_sessions_decode_step_tokens_per_s": round(octet["decode_steps"], 2),
                         "decode_step_speedup_8_over_1": ratio("decode_steps"),
+                        "speedup_rounds": len(solo_runs),
+                        "speedup_8_over_1_by_round": round_ratios("end_to_end"),
+                        "decode_step_speedup_8_over_1_by_round": round_ratios("decode_steps"),
                         "eight_sessions_decode_share": round(octet["decode_share"], 3),
                         "eight_sessions_prefill_share": round(octet["prefill_share"], 3),
                         "eight_sessions_replies_per_step": round(octet["replies_per_step"], 2),
@@ -260,6 +286,9 @@ def main(argv=None):
               f" the server spent {100 * summary['eight_sessions_decode_share']:.0f}% of the wall"
               f" decoding, {100 * summary['eight_sessions_prefill_share']:.0f}% prefilling,"
               f" {summary['eight_sessions_replies_per_step']:.1f} replies a step")
+        print(f"over {summary['speedup_rounds']} alternating rounds; by round: end to end"
+              f" {summary['speedup_8_over_1_by_round']}, decode steps"
+              f" {summary['decode_step_speedup_8_over_1_by_round']}")
     print(json.dumps(summary))
     return 1 if failures or lost else 0
 
