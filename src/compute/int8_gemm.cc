@@ -23,13 +23,6 @@ typedef uint8_t v64u8 __attribute__((vector_size(64)));
 // Tokens per tile: their sums and outputs stay in vector registers.
 #if defined(__AVX512F__)
 constexpr int kTileTokens = 12;  // 24 of 32 zmm
-// Fewer tokens take a narrower tile: a decode step of 8 sessions computed
-// 12 tokens' products in a tile of 12 (SmolLM2, Zen 5, 1 thread, tiles of
-// 8 and 4: decode steps of 8 sessions 1.07x the tokens/s, of 3 sessions
-// 1.3x). A token's sums do not depend on the tile's width.
-int64_t tile_tokens(int64_t n_tokens) {
-  return n_tokens <= 4 ? 4 : n_tokens <= 8 ? 8 : kTileTokens;
-}
 #elif defined(__AVX2__)
 // 16 of 16 ymm in the loop (the f32 sums stay in memory); 8 decode steps
 // fill two tiles, where 3 tokens a tile padded them to 9 (1.22x the
@@ -38,11 +31,19 @@ constexpr int kTileTokens = 4;
 #else
 constexpr int kTileTokens = 1;
 #endif
-#if !defined(__AVX512F__)
-int64_t tile_tokens(int64_t /*n_tokens*/) {
+
+// The tile width of n_tokens activations. With AVX-512 fewer tokens take a
+// narrower tile: a decode step of 8 sessions computed 12 tokens' products
+// in a tile of 12 (SmolLM2, Zen 5, 1 thread, tiles of 8 and 4: decode
+// steps of 8 sessions 1.07x the tokens/s, of 3 sessions 1.3x). A token's
+// sums do not depend on the tile's width.
+int64_t tile_tokens([[maybe_unused]] int64_t n_tokens) {
+#if defined(__AVX512F__)
+  if (n_tokens <= 4) return 4;
+  if (n_tokens <= 8) return 8;
+#endif
   return kTileTokens;
 }
-#endif
 // Tiles per pass over a thread's rows: their quants (up to 96 x 9k bytes)
 // stay in L2 while the rows stream past.
 constexpr int64_t kBlockTiles = 8;
@@ -119,7 +120,7 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
   constexpr int kT = kTileTokens;
   constexpr int kSteps = kWidenColumns / 8;  // of 8 columns per widening
   constexpr int kChunks = kColumns / kWidenColumns;
-  constexpr int64_t kColumnBytes = kNibbles ? kInt8GroupRows / 2 : kInt8GroupRows;
+  constexpr int64_t kColumnBytes = model::Int8Panels::column_bytes(kNibbles);
   const int64_t n = w.n_in;
   const int64_t scale_groups = n / kColumns;
   const uint8_t* q = w.quants(g, 0);
@@ -281,7 +282,7 @@ void load_columns(const uint8_t* p, v64u8& first, v64u8& second) {
 // scale; only the tile's real tokens are stored.
 template <int64_t kColumns, bool kNibbles, int kT>
 void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile_index, float* y) {
-  constexpr int64_t kColumnBytes = kNibbles ? kInt8GroupRows / 2 : kInt8GroupRows;
+  constexpr int64_t kColumnBytes = model::Int8Panels::column_bytes(kNibbles);
   const int64_t n = w.n_in;
   const int64_t scale_groups = n / kColumns;
   const uint8_t* q = w.quants(g, 0);
@@ -326,9 +327,9 @@ void tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t tile
 
 // Token t of x into its tile's slots of out.
 void quantize_row(const float* x, int64_t t, Int8Rows& out) {
-  const int64_t kT = out.tile_tokens;
+  const int64_t width = out.tile_tokens;
   const int64_t n = out.n;
-  const int64_t tile_index = t / kT;
+  const int64_t tile_index = t / width;
   for (int64_t c = 0; c < n / 32; ++c) {
     const v16f low = load16(x + t * n + 32 * c);
     const v16f high = load16(x + t * n + 32 * c + 16);
@@ -341,13 +342,14 @@ void quantize_row(const float* x, int64_t t, Int8Rows& out) {
     for (int h = 0; h < 2; ++h) {
       const v16i8 q = to_i8(to_i32(halves[h]));
       for (int64_t j = 0; j < 4; ++j) {
-        std::memcpy(out.q.data() + ((tile_index * n / 4 + 8 * c + 4 * h + j) * kT + t % kT) * 4,
-                    reinterpret_cast<const int8_t*>(&q) + 4 * j, 4);
+        std::memcpy(
+            out.q.data() + ((tile_index * n / 4 + 8 * c + 4 * h + j) * width + t % width) * 4,
+            reinterpret_cast<const int8_t*>(&q) + 4 * j, 4);
       }
-      out.dsum16[static_cast<size_t>((tile_index * n / 16 + 2 * c + h) * kT + t % kT)] =
+      out.dsum16[static_cast<size_t>((tile_index * n / 16 + 2 * c + h) * width + t % width)] =
           d * hsum_integers(halves[h]);
     }
-    const auto at = static_cast<size_t>((tile_index * n / 32 + c) * kT + t % kT);
+    const auto at = static_cast<size_t>((tile_index * n / 32 + c) * width + t % width);
     out.d[at] = d;
     out.dsum32[at] = d * hsum_integers(halves[0] + halves[1]);
   }
@@ -398,12 +400,12 @@ void run_tile(const model::Int8Panels& w, int64_t g, const Int8Rows& x, int64_t 
 
 Int8Rows quantize_rows(const float* x, int64_t n_tokens, int64_t n, ThreadPool& pool) {
   if (n % 32 != 0) fail("quantize_rows: ", n, " values do not split into blocks of 32");
-  const int64_t kT = tile_tokens(n_tokens);
+  const int64_t width = tile_tokens(n_tokens);
   Int8Rows out;
   out.n_tokens = n_tokens;
   out.n = n;
-  out.tile_tokens = kT;
-  const int64_t padded = (n_tokens + kT - 1) / kT * kT;
+  out.tile_tokens = width;
+  const int64_t padded = (n_tokens + width - 1) / width * width;
   out.q.assign(static_cast<size_t>(padded * n), 0);
   out.d.assign(static_cast<size_t>(padded * n / 32), 0.0f);
   out.dsum32.assign(out.d.size(), 0.0f);
@@ -415,7 +417,7 @@ Int8Rows quantize_rows(const float* x, int64_t n_tokens, int64_t n, ThreadPool& 
       [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) quantize_row(x, t, out);
       },
-      kT);
+      width);
   return out;
 }
 

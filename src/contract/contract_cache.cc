@@ -164,12 +164,12 @@ std::vector<float> ContractCache::open_reply(const AgentEvent& event) {
   std::vector<int32_t> header = format_.generation_prompt(engine_->model().tokenizer());
   if (header.empty()) fail("generate: chat format '", format_.name(), "' has no generation prompt");
   const auto n = static_cast<int64_t>(header.size());
+  const compute::ActivationPrecision products = reply_products(header.size());
   std::vector<float> logits =
-      compute_appended({{event.event.id, "assistant", std::move(header)}}, /*reply=*/true);
+      compute_appended({{event.event.id, "assistant", std::move(header)}}, products);
   specs_.emplace(event.event.id, event);
   open_reply_ = event.event.id;
-  if (reply_products(static_cast<size_t>(n)) == compute::ActivationPrecision::kInt8Panels)
-    add_panel_tokens(0, n);
+  if (products == compute::ActivationPrecision::kInt8Panels) add_panel_tokens(0, n);
   return logits;
 }
 
@@ -253,12 +253,12 @@ std::vector<Decision> ContractCache::forget(std::span<const std::string> ids) {
   return evict_events(ids, /*forced_forget=*/true);
 }
 
-std::vector<float> ContractCache::compute_appended(std::vector<kv::EventTokens> tokens,
-                                                   bool reply) {
+std::vector<float> ContractCache::compute_appended(
+    std::vector<kv::EventTokens> tokens, std::optional<compute::ActivationPrecision> reply) {
   const size_t first = kv_.events().size();
   kv::EventBatch batch(kv_.engine(), kv_.arena());
-  batch.append(kv_, tokens, {}, reply);
-  batch.run(reply ? std::optional(reply_products(tokens.front().tokens.size())) : std::nullopt);
+  batch.append(kv_, tokens, {}, reply.has_value());
+  batch.run(reply);
   track_visibility(first);
   return batch.logits(0);
 }

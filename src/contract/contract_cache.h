@@ -196,10 +196,12 @@ class ContractCache {
   void check_new_id(std::string_view id) const;
   void override_tokens(kv::EventTokens& event) const;
   int32_t event_index(std::string_view id) const;
-  // Appends and computes the events; `reply` (one event): with the reply
-  // products of its tokens, and the logits after the last token are
-  // returned.
-  std::vector<float> compute_appended(std::vector<kv::EventTokens> tokens, bool reply = false);
+  // Appends and computes the events (with the engine's products); `reply`
+  // (one event, a reply's header): with those products, and the logits
+  // after the last token are returned.
+  std::vector<float> compute_appended(
+      std::vector<kv::EventTokens> tokens,
+      std::optional<compute::ActivationPrecision> reply = std::nullopt);
   // A reply event whose `panels` tokens take kInt8Panels products.
   void compute_reply(kv::EventTokens reply, const std::vector<TokenRange>& panels);
   // The products of one run of `tokens` reply tokens (a decode step's: one

@@ -94,6 +94,20 @@ LayerWeights load_layer(const TensorLoader& load, const ModelConfig& c, int64_t 
   return layer;
 }
 
+// Each 8 columns' 128 bytes into 64: the first 4 columns' quants in the
+// low nibbles, the next 4's in the high ones (Int8Panels).
+void pack_nibbles(Int8Panels& p) {
+  constexpr int64_t kStep = 4 * kInt8GroupRows;  // bytes of 4 columns
+  AlignedVector<uint8_t> packed(p.q.size() / 2);
+  for (size_t i = 0; i < packed.size(); i += kStep) {
+    const uint8_t* low = p.q.data() + 2 * i;
+    for (int64_t j = 0; j < kStep; ++j)
+      packed[i + j] = static_cast<uint8_t>(low[j] | (low[kStep + j] << 4));
+  }
+  p.q = std::move(packed);
+  p.nibbles = true;
+}
+
 }  // namespace
 
 void dequantize_panel(const WeightView& w, int64_t row0, int64_t k0, int64_t len, float* scratch,
@@ -138,24 +152,6 @@ bool int8_packable(const WeightView& w) {
   const compute::QuantType* q = compute::find_quant_type(w.type);
   return q != nullptr && q->unpack_u8 != nullptr && w.n_in % q->block_elems == 0;
 }
-
-namespace {
-
-// Each 8 columns' 128 bytes into 64: the first 4 columns' quants in the
-// low nibbles, the next 4's in the high ones (Int8Panels).
-void pack_nibbles(Int8Panels& p) {
-  constexpr int64_t kStep = 4 * kInt8GroupRows;  // bytes of 4 columns
-  AlignedVector<uint8_t> packed(p.q.size() / 2);
-  for (size_t i = 0; i < packed.size(); i += kStep) {
-    const uint8_t* low = p.q.data() + 2 * i;
-    for (int64_t j = 0; j < kStep; ++j)
-      packed[i + j] = static_cast<uint8_t>(low[j] | (low[kStep + j] << 4));
-  }
-  p.q = std::move(packed);
-  p.nibbles = true;
-}
-
-}  // namespace
 
 Int8Panels pack_int8_panels(const WeightView& w, bool nibbles) {
   if (!int8_packable(w))

@@ -48,9 +48,13 @@ struct Int8Panels {
   AlignedVector<float> offset;
 
   int64_t groups() const { return (n_out + kInt8GroupRows - 1) / kInt8GroupRows; }
+  // Bytes of one column of a group's quants.
+  static constexpr int64_t column_bytes(bool nibbles) {
+    return nibbles ? kInt8GroupRows / 2 : kInt8GroupRows;
+  }
   // Group g's quants from column k (a multiple of 8 with nibbles, else of 4).
   const uint8_t* quants(int64_t g, int64_t k) const {
-    return q.data() + (g * n_in + k) * kInt8GroupRows / (nibbles ? 2 : 1);
+    return q.data() + (g * n_in + k) * column_bytes(nibbles);
   }
   // The quant of row r, column k.
   uint8_t quant(int64_t r, int64_t k) const {
@@ -102,9 +106,9 @@ AlignedVector<float> pack_panels(const WeightView& w);
 bool int8_packable(const WeightView& w);
 
 // `w` as int8 panels, 4-bit quants as nibbles unless `nibbles` is false
-// (tests compare the layouts). Cost: one pass over the matrix; 1.5 bytes per
-// element (1 with nibbles) and the scales. Throws Error for a type
-// int8_packable refuses.
+// (tests compare the layouts). Cost: one pass over the matrix; a byte per
+// element (half with nibbles) and the scales and offsets, as
+// int8_panel_bytes counts. Throws Error for a type int8_packable refuses.
 Int8Panels pack_int8_panels(const WeightView& w, bool nibbles = true);
 
 struct LayerWeights {
